@@ -1,0 +1,5 @@
+"""`python -m tracescore`."""
+
+from tracescore.cli import main
+
+raise SystemExit(main())

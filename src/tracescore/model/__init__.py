@@ -1,0 +1,26 @@
+"""Pure data models: spans, trajectories and scores. No I/O happens here."""
+
+from tracescore.model.score import Score
+from tracescore.model.span import AttrValue, SpanEvent, SpanRecord, StatusCode
+from tracescore.model.trajectory import (
+    AgentStep,
+    ModelCall,
+    Step,
+    ToolCall,
+    ToolStatus,
+    Trajectory,
+)
+
+__all__ = [
+    "AgentStep",
+    "AttrValue",
+    "ModelCall",
+    "Score",
+    "SpanEvent",
+    "SpanRecord",
+    "StatusCode",
+    "Step",
+    "ToolCall",
+    "ToolStatus",
+    "Trajectory",
+]

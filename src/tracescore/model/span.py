@@ -1,0 +1,77 @@
+"""One decoded span, independent of how it arrived (OTLP protobuf or OTLP JSON)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TypeAlias
+
+__all__ = ["AttrValue", "SpanEvent", "SpanRecord", "StatusCode"]
+
+# An OTLP AnyValue after decoding: bytes stay bytes, arrays become tuples, kvlists dicts.
+AttrValue: TypeAlias = (
+    str | bool | int | float | bytes | tuple["AttrValue", ...] | dict[str, "AttrValue"] | None
+)
+
+
+class StatusCode(IntEnum):
+    """OTLP span status codes (the protobuf integers)."""
+
+    UNSET = 0
+    OK = 1
+    ERROR = 2
+
+
+@dataclass(frozen=True, slots=True)
+class SpanEvent:
+    """A span event (an exception, a decision, ...)."""
+
+    name: str
+    time_ns: int = 0
+    attributes: Mapping[str, AttrValue] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SpanRecord:
+    """A span as tracescore keeps it: hex ids, nanosecond times, decoded attributes.
+
+    `attributes` may hold only the keys the trajectory builder reads (the receiver filters them
+    to bound memory); `resource` holds the resource attributes of the span's resource.
+    """
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    start_ns: int = 0
+    end_ns: int = 0
+    kind: int = 0
+    status_code: StatusCode = StatusCode.UNSET
+    status_message: str = ""
+    attributes: Mapping[str, AttrValue] = field(default_factory=dict)
+    events: tuple[SpanEvent, ...] = ()
+    resource: Mapping[str, AttrValue] = field(default_factory=dict)
+    scope: str = ""
+
+    def attr_str(self, key: str) -> str | None:
+        """The attribute as a string, or None when absent or not a string."""
+        value = self.attributes.get(key)
+        return value if isinstance(value, str) else None
+
+    def attr_int(self, key: str) -> int | None:
+        """The attribute as an int (bools excluded; numeric strings accepted), or None."""
+        value = self.attributes.get(key)
+        # bool before int: bool subclasses int, and True is not a token count.
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str):
+            try:
+                return int(value)
+            except ValueError:
+                return None
+        return None

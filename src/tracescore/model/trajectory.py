@@ -1,0 +1,202 @@
+"""A trajectory: one agent run rebuilt from its spans, as ordered steps.
+
+Steps are tool calls, model calls and sub-agent runs. A tool call's `status` says whether it was
+a clean execution (`ok`), failed (`error`) or never ran to completion (`paused`: requested but not
+executed, deferred, waiting for approval or denied). Scorers decide per policy which calls count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from tracescore.model.span import AttrValue
+
+__all__ = ["AgentStep", "ModelCall", "Step", "ToolCall", "ToolStatus", "Trajectory"]
+
+ToolStatus: TypeAlias = Literal["ok", "error", "paused"]
+TOOL_STATUSES: tuple[ToolStatus, ...] = ("ok", "error", "paused")
+
+
+def _duration_ms(start_ns: int | None, end_ns: int | None) -> float | None:
+    if start_ns is None or end_ns is None or not start_ns or not end_ns or end_ns < start_ns:
+        return None
+    return (end_ns - start_ns) / 1e6
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call: requested by a model, executed by a tool span, or both."""
+
+    kind: ClassVar[str] = "tool_call"
+
+    name: str
+    call_id: str | None = None
+    arguments: Any = None
+    result: Any = None
+    status: ToolStatus = "ok"
+    error_type: str | None = None
+    error_message: str | None = None
+    pause_reason: str | None = None
+    start_ns: int | None = None
+    end_ns: int | None = None
+    span_id: str | None = None
+    agent: str | None = None
+
+    @property
+    def clean(self) -> bool:
+        """True for a clean execution: it ran and did not fail."""
+        return self.status == "ok"
+
+    @property
+    def duration_ms(self) -> float | None:
+        """Execution time in milliseconds, when both ends were recorded."""
+        return _duration_ms(self.start_ns, self.end_ns)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of `tracescore trajectories`."""
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "name": self.name,
+            "call_id": self.call_id,
+            "arguments": self.arguments,
+            "result": self.result,
+            "status": self.status,
+            "error_type": self.error_type,
+            "span_id": self.span_id,
+            "start_ns": self.start_ns,
+            "end_ns": self.end_ns,
+        }
+        if self.error_message is not None:
+            out["error_message"] = self.error_message
+        if self.pause_reason is not None:
+            out["pause_reason"] = self.pause_reason
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """One model (chat / LLM) call with its token usage."""
+
+    kind: ClassVar[str] = "model_call"
+
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    start_ns: int | None = None
+    end_ns: int | None = None
+    span_id: str | None = None
+
+    @property
+    def duration_ms(self) -> float | None:
+        """Call time in milliseconds, when both ends were recorded."""
+        return _duration_ms(self.start_ns, self.end_ns)
+
+    @property
+    def total_tokens(self) -> int | None:
+        """Input plus output tokens, or None unless both were recorded."""
+        if self.input_tokens is None or self.output_tokens is None:
+            return None
+        return self.input_tokens + self.output_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of `tracescore trajectories`."""
+        return {
+            "kind": self.kind,
+            "model": self.model,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "duration_ms": self.duration_ms,
+            "span_id": self.span_id,
+            "start_ns": self.start_ns,
+            "end_ns": self.end_ns,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AgentStep:
+    """A sub-agent run inside the parent's trajectory, with the sub-agent's own steps."""
+
+    kind: ClassVar[str] = "agent"
+
+    name: str
+    span_id: str | None = None
+    start_ns: int | None = None
+    end_ns: int | None = None
+    steps: tuple[Step, ...] = ()
+
+    @property
+    def duration_ms(self) -> float | None:
+        """Run time in milliseconds, when both ends were recorded."""
+        return _duration_ms(self.start_ns, self.end_ns)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of `tracescore trajectories`."""
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "span_id": self.span_id,
+            "start_ns": self.start_ns,
+            "end_ns": self.end_ns,
+        }
+
+
+Step: TypeAlias = ToolCall | ModelCall | AgentStep
+
+
+@dataclass(frozen=True, slots=True)
+class Trajectory:
+    """One agent run: who ran, what was asked, what was answered, and the steps between."""
+
+    trace_id: str
+    span_id: str | None
+    agent: str | None = None
+    input: str | None = None
+    output: str | None = None
+    available_tools: tuple[str, ...] = ()
+    steps: tuple[Step, ...] = ()
+    start_ns: int | None = None
+    end_ns: int | None = None
+    complete: bool = True
+    attributes: Mapping[str, AttrValue] = field(default_factory=dict)
+    resource: Mapping[str, AttrValue] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def duration_ms(self) -> float | None:
+        """The agent run's wall time in milliseconds, when recorded."""
+        return _duration_ms(self.start_ns, self.end_ns)
+
+    def tool_calls(self, *, include_subagents: bool = False) -> tuple[ToolCall, ...]:
+        """Tool calls in trajectory order; with `include_subagents`, sub-agents' calls inline."""
+        if not include_subagents:
+            return tuple(s for s in self.steps if isinstance(s, ToolCall))
+        return tuple(s for s in _walk(self.steps) if isinstance(s, ToolCall))
+
+    def model_calls(self) -> tuple[ModelCall, ...]:
+        """Model calls at any depth, sub-agents included (they spend the same budget)."""
+        return tuple(s for s in _walk(self.steps) if isinstance(s, ModelCall))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of one line of `tracescore trajectories`."""
+        return {
+            "trace_id": self.trace_id,
+            "span_id": self.span_id,
+            "agent": self.agent,
+            "input": self.input,
+            "output": self.output,
+            "complete": self.complete,
+            "available_tools": list(self.available_tools),
+            "steps": [s.to_dict() for s in self.steps],
+            "warnings": list(self.warnings),
+        }
+
+
+def _walk(steps: tuple[Step, ...]) -> Iterator[Step]:
+    for step in steps:
+        if isinstance(step, AgentStep):
+            yield step
+            yield from _walk(step.steps)
+        else:
+            yield step

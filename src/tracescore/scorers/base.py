@@ -1,0 +1,174 @@
+"""The scorer base: a frozen pydantic model whose config is the scorer.
+
+A scorer is validated at construction (a scorer that can check nothing is refused), scores a
+trajectory with a pure `score(trajectory) -> Score` and never raises: a failure becomes an error
+score. `digest()` identifies the exact scoring rule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from tracescore import semconv
+from tracescore.model.score import Score
+from tracescore.model.trajectory import ToolCall, Trajectory
+
+__all__ = [
+    "DIGEST_VERSION",
+    "CallPolicy",
+    "Outcome",
+    "ScorerBase",
+    "Threshold",
+    "select_calls",
+]
+
+DIGEST_VERSION = "scorer-v1"
+
+# Which tool calls a scorer counts. `clean`: only clean executions (status ok).
+# `attempted`: every call the agent made, ok, errored or paused (Mastra's rule).
+CallPolicy: TypeAlias = Literal["clean", "attempted"]
+
+
+def select_calls(
+    trajectory: Trajectory, policy: CallPolicy, *, include_subagents: bool = False
+) -> tuple[ToolCall, ...]:
+    """The trajectory's tool calls that count under `policy`, in trajectory order."""
+    calls = trajectory.tool_calls(include_subagents=include_subagents)
+    if policy == "clean":
+        return tuple(c for c in calls if c.status == "ok")
+    return calls
+
+
+class Threshold(BaseModel):
+    """`{min: x}`, `{max: x}`, both, or a bare number meaning min; bounds in [0, 1]."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min: float | None = None
+    max: float | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def bare_number_means_min(cls, data: Any) -> Any:
+        # bool before float: bool subclasses int, and `true` is not a threshold.
+        if isinstance(data, int | float) and not isinstance(data, bool):
+            return {"min": data}
+        return data
+
+    @model_validator(mode="after")
+    def bounds_are_scores(self) -> Threshold:
+        if self.min is None and self.max is None:
+            raise ValueError("a threshold needs min, max or both")
+        for label, bound in (("min", self.min), ("max", self.max)):
+            if bound is not None and (not math.isfinite(bound) or not 0.0 <= bound <= 1.0):
+                raise ValueError(f"threshold {label} must be between 0 and 1, got {bound!r}")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"threshold min {self.min} is greater than max {self.max}")
+        return self
+
+    def check(self, value: float) -> bool:
+        """True when `value` lies within the bounds (inclusive)."""
+        if not math.isfinite(value):
+            return False
+        if self.min is not None and value < self.min:
+            return False
+        return not (self.max is not None and value > self.max)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a scorer's `evaluate` returns; `ScorerBase.score` turns it into a Score.
+
+    `value` None means the run cannot be scored (and `explanation` says why). `passed` None means
+    "passed when value is 1".
+    """
+
+    value: float | None
+    explanation: str
+    passed: bool | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    label: str | None = None
+
+
+class ScorerBase(BaseModel):
+    """Base of every scorer; subclasses add `type: Literal[...]` and their parameters."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: str
+    name: str | None = None
+    """Name of the score (default: the type); unique within a scenario."""
+    threshold: Threshold | None = None
+    """Pass/fail bound on the value; overrides the scorer's own notion of passing."""
+
+    deterministic: ClassVar[bool] = True
+
+    @property
+    def score_name(self) -> str:
+        """The name scores carry: `name` if given, else the type."""
+        return self.name or self.type
+
+    def digest(self) -> str:
+        """`scorer-v1:<sha256>` of the canonical scoring config (name and threshold excluded)."""
+        payload = self.model_dump(mode="json", exclude={"name", "threshold"})
+        canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return f"{DIGEST_VERSION}:{hashlib.sha256(canonical.encode()).hexdigest()}"
+
+    def evaluate(self, trajectory: Trajectory) -> Outcome:
+        """Score one trajectory. Pure: no I/O, no clock. Subclasses implement this."""
+        raise NotImplementedError
+
+    def score(self, trajectory: Trajectory) -> Score:
+        """Score one trajectory; a scorer that fails yields an error score, never raises."""
+        digest = self.digest()
+        try:
+            outcome = self.evaluate(trajectory)
+        except Exception as exc:  # a scorer bug must not take the pipeline down
+            return self.error_score(f"{type(exc).__name__}: {exc}", digest)
+        return self.finish(outcome, digest)
+
+    def error_score(self, error: str, digest: str | None = None) -> Score:
+        """The score of a run this scorer failed on."""
+        return Score(
+            name=self.score_name,
+            type=self.type,
+            value=None,
+            passed=None,
+            explanation=f"scorer failed: {error}",
+            digest=digest or self.digest(),
+            error=error,
+        )
+
+    def finish(self, outcome: Outcome, digest: str) -> Score:
+        """Apply the threshold and label rules to an outcome."""
+        value = outcome.value
+        if value is not None:
+            value = min(1.0, max(0.0, float(value)))
+        if value is None:
+            passed: bool | None = None
+        elif self.threshold is not None:
+            passed = self.threshold.check(value)
+        elif outcome.passed is not None:
+            passed = outcome.passed
+        else:
+            passed = value == 1.0
+        label = outcome.label
+        if label is None and passed is not None:
+            label = semconv.LABEL_PASS if passed else semconv.LABEL_FAIL
+        return Score(
+            name=self.score_name,
+            type=self.type,
+            value=value,
+            passed=passed,
+            label=label,
+            explanation=outcome.explanation,
+            details=dict(outcome.details),
+            digest=digest,
+        )

@@ -1,0 +1,47 @@
+"""The one closed registry of scorer types, keyed by `type`.
+
+Adding a scorer means: one module with one `ScorerBase` subclass whose `type` is a Literal, and
+one entry in `SCORER_CLASSES` below. Config validation builds a discriminated union from it.
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import Annotated, Any
+
+from pydantic import Field, TypeAdapter
+
+from tracescore.scorers.base import ScorerBase
+
+__all__ = ["SCORER_CLASSES", "AnyScorer", "parse_scorer", "scorer_types"]
+
+SCORER_CLASSES: tuple[type[ScorerBase], ...] = ()
+
+
+def _type_of(cls: type[ScorerBase]) -> str:
+    (value,) = typing.get_args(cls.model_fields["type"].annotation)
+    return str(value)
+
+
+def scorer_types() -> dict[str, type[ScorerBase]]:
+    """Every registered type name and its class."""
+    return {_type_of(cls): cls for cls in SCORER_CLASSES}
+
+
+def _any_scorer() -> Any:
+    if not SCORER_CLASSES:
+        return ScorerBase
+    if len(SCORER_CLASSES) == 1:
+        return SCORER_CLASSES[0]
+    union: Any = typing.Union.__getitem__(SCORER_CLASSES)  # built at run time from the registry
+    return Annotated[union, Field(discriminator="type")]
+
+
+# The pydantic type of one scorer entry in a config: a discriminated union over the registry.
+AnyScorer: Any = _any_scorer()
+_ADAPTER: TypeAdapter[ScorerBase] = TypeAdapter(AnyScorer)
+
+
+def parse_scorer(data: Any) -> ScorerBase:
+    """Build a scorer from its config mapping; raises pydantic.ValidationError when invalid."""
+    return _ADAPTER.validate_python(data)

@@ -1,0 +1,1 @@
+"""Rebuild agent trajectories from spans (every instrumentation convention)."""
