@@ -1,44 +1,255 @@
-"""Config sections of `tracescore serve`: receivers, exporter, assembly limits."""
+"""Config sections of `tracescore serve`: receivers, exporter, mode, assembly limits, service.
+
+Durations take a number of seconds or a string with a unit (`500ms`, `2s`, `1m`, `1h`); sizes
+take a number of bytes or a string with a unit (`32MiB`, `512KB`). Every key has a default here,
+and `examples/config.full.yaml` shows them all (a test keeps the two in step).
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import math
+import re
+from typing import Annotated, Literal, TypeAlias
+from urllib.parse import urlsplit
 
-__all__ = ["AssemblySettings", "ExporterSettings", "ReceiversSettings"]
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+
+__all__ = [
+    "AssemblySettings",
+    "AuthSettings",
+    "ByteSize",
+    "ClientTlsSettings",
+    "Duration",
+    "ExporterSettings",
+    "GrpcReceiver",
+    "HttpReceiver",
+    "ReceiversSettings",
+    "RetrySettings",
+    "ServeMode",
+    "ServerTlsSettings",
+    "ServiceSettings",
+    "parse_duration",
+    "parse_size",
+    "split_endpoint",
+]
+
+MIB = 1024 * 1024
+
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_SIZE_UNITS = {
+    "b": 1,
+    "kb": 1000,
+    "mb": 1000**2,
+    "gb": 1000**3,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": 1024**3,
+}
+_NUMBER_UNIT = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_duration(value: object) -> float:
+    """Seconds from a number of seconds or a string such as `500ms`, `2s`, `1m`, `1h`."""
+    # bool before int: bool subclasses int, and `true` is not a duration.
+    if isinstance(value, bool):
+        raise ValueError(f"expected a duration like 2s or 500ms, got {value!r}")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    elif isinstance(value, str) and (match := _NUMBER_UNIT.match(value)):
+        number, unit = match.groups()
+        scale = _DURATION_UNITS.get(unit.lower() or "s")
+        if scale is None:
+            raise ValueError(f"unknown duration unit {unit!r} in {value!r}; use ms, s, m or h")
+        seconds = float(number) * scale
+    else:
+        raise ValueError(f"expected a duration like 2s or 500ms, got {value!r}")
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"a duration must be a finite number of seconds >= 0, got {value!r}")
+    return seconds
+
+
+def parse_size(value: object) -> int:
+    """Bytes from a number of bytes or a string such as `32MiB`, `512KB`, `1GiB`."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a size like 32MiB or 1048576, got {value!r}")
+    if isinstance(value, int):
+        size = value
+    elif isinstance(value, float) and value.is_integer():
+        size = int(value)
+    elif isinstance(value, str) and (match := _NUMBER_UNIT.match(value)):
+        number, unit = match.groups()
+        scale = _SIZE_UNITS.get(unit.lower() or "b")
+        if scale is None:
+            raise ValueError(
+                f"unknown size unit {unit!r} in {value!r}; use B, KB, KiB, MB, MiB, GB or GiB"
+            )
+        size = int(float(number) * scale)
+    else:
+        raise ValueError(f"expected a size like 32MiB or 1048576, got {value!r}")
+    if size < 0:
+        raise ValueError(f"a size must be >= 0 bytes, got {value!r}")
+    return size
+
+
+Duration: TypeAlias = Annotated[float, BeforeValidator(parse_duration)]
+"""Seconds; YAML may say `2`, `2.5`, `500ms`, `2s`, `1m` or `1h`."""
+ByteSize: TypeAlias = Annotated[int, BeforeValidator(parse_size)]
+"""Bytes; YAML may say `1048576`, `512KB`, `32MiB` or `1GiB`."""
+ServeMode: TypeAlias = Literal["forward", "fanout"]
+
+
+def split_endpoint(endpoint: str) -> tuple[str, int]:
+    """`host:port` (or `[v6]:port`) into its parts; raises ValueError naming the value."""
+    host, sep, port_text = endpoint.rpartition(":")
+    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+        raise ValueError(f"expected host:port such as 0.0.0.0:4317, got {endpoint!r}")
+    return host.strip("[]"), int(port_text)
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
-class GrpcReceiver(_Frozen):
-    """The OTLP/gRPC receiver."""
+class ServerTlsSettings(_Frozen):
+    """TLS on a receiver: the server's certificate chain and private key (PEM files)."""
+
+    cert_file: str
+    """PEM certificate chain presented to senders."""
+    key_file: str
+    """PEM private key of that certificate."""
+    client_ca_file: str | None = None
+    """PEM CA bundle; when set, senders must present a client certificate it signed (mTLS)."""
+
+
+class AuthSettings(_Frozen):
+    """Bearer-token authentication: requests must carry `Authorization: Bearer <token>`."""
+
+    bearer_token_env: str
+    """Name of the environment variable holding the token (the token never goes in the file)."""
+
+
+class _Receiver(_Frozen):
+    endpoint: str
+    """host:port to listen on; port 0 picks a free port (logged at start-up)."""
+    max_body_size: ByteSize = 32 * MIB
+    """Largest request accepted, also after decompression (so a gzip bomb is refused)."""
+    tls: ServerTlsSettings | None = None
+    """TLS certificate and key; null serves plaintext."""
+    auth: AuthSettings | None = None
+    """Bearer-token authentication; null accepts every request."""
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint_is_host_port(cls, value: str) -> str:
+        split_endpoint(value)
+        return value
+
+
+class GrpcReceiver(_Receiver):
+    """The OTLP/gRPC receiver (TraceService/Export)."""
 
     endpoint: str = "0.0.0.0:4317"
+    """host:port to listen on; port 0 picks a free port (logged at start-up)."""
 
 
-class HttpReceiver(_Frozen):
-    """The OTLP/HTTP receiver."""
+class HttpReceiver(_Receiver):
+    """The OTLP/HTTP receiver: POST /v1/traces, plus /healthz, /readyz and /metrics."""
 
     endpoint: str = "0.0.0.0:4318"
+    """host:port to listen on; port 0 picks a free port (logged at start-up)."""
 
 
 class ReceiversSettings(_Frozen):
     """Where spans come in; a receiver set to null is off."""
 
     grpc: GrpcReceiver | None = GrpcReceiver()
+    """OTLP/gRPC receiver; null turns it off."""
     http: HttpReceiver | None = HttpReceiver()
+    """OTLP/HTTP receiver; null turns it off (and with it /healthz, /readyz, /metrics)."""
+
+
+class ClientTlsSettings(_Frozen):
+    """TLS towards the downstream endpoint (used with an https:// endpoint)."""
+
+    ca_file: str | None = None
+    """PEM CA bundle to verify the server; null uses the system's trust store."""
+    cert_file: str | None = None
+    """PEM client certificate for mTLS."""
+    key_file: str | None = None
+    """PEM private key of the client certificate."""
+
+
+class RetrySettings(_Frozen):
+    """Retries of failed exports: exponential backoff with jitter, honouring Retry-After."""
+
+    initial_interval: Duration = 0.5
+    """Wait before the first retry."""
+    max_interval: Duration = 5.0
+    """Longest wait between two retries."""
+    max_elapsed_time: Duration = 300.0
+    """Give up on a request (dropped and counted) after this long; 0 retries forever."""
 
 
 class ExporterSettings(_Frozen):
-    """The downstream OTLP endpoint for traces, logs and metrics."""
+    """The downstream OTLP endpoint; traces, logs and metrics all go there."""
 
     endpoint: str
-    protocol: str = "grpc"
+    """Base URL, e.g. `http://collector:4317`; https:// turns TLS on. For http/protobuf the
+    paths /v1/traces, /v1/logs and /v1/metrics are appended."""
+    protocol: Literal["grpc", "http/protobuf"] = "grpc"
+    """Transport to the endpoint."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra headers (gRPC metadata) sent with every export."""
+    tls: ClientTlsSettings | None = None
+    """CA and client certificate for an https:// endpoint; null uses system defaults."""
+    compression: Literal["gzip", "none"] = "gzip"
+    """Compression of exported requests."""
+    timeout: Duration = 10.0
+    """Deadline of one export attempt."""
+    queue_size: int = Field(default=1000, ge=1)
+    """Requests waiting to be sent; when full, receivers answer with a retryable status."""
+    retry: RetrySettings = RetrySettings()
+    """Retry policy of failed exports."""
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint_is_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"expected a URL such as http://collector:4317, got {value!r}")
+        return value
 
 
 class AssemblySettings(_Frozen):
-    """How spans are buffered into runs."""
+    """How spans are buffered into runs, and the limits that bound memory."""
 
-    decision_wait: float = 2.0
-    max_trace_age: float = 30.0
+    decision_wait: Duration = 2.0
+    """A run is scored once its agent span arrived and its trace was quiet this long."""
+    max_trace_age: Duration = 60.0
+    """A run whose agent span never arrives is scored this long after its trace's first span,
+    with complete: false."""
+    max_runs: int = Field(default=10_000, ge=1)
+    """Traces buffered at once; at the limit receivers answer with a retryable status."""
+    max_spans: int = Field(default=500_000, ge=1)
+    """Span records buffered at once; at the limit receivers answer with a retryable status."""
+    max_bytes: ByteSize = 256 * MIB
+    """Estimated bytes buffered (records and held spans); at the limit receivers answer with a
+    retryable status."""
+
+
+class ServiceSettings(_Frozen):
+    """The service itself: score attribute names, telemetry cadence, shutdown."""
+
+    score_attribute_prefix: str = "eval"
+    """Score attributes are `<prefix>.<score name>.score|label|explanation`."""
+    metrics_interval: Duration = 10.0
+    """How often the service's metrics are exported over OTLP."""
+    shutdown_grace_period: Duration = 10.0
+    """On SIGTERM: time to score what can be scored, forward everything held and flush."""
+
+    @field_validator("score_attribute_prefix")
+    @classmethod
+    def _prefix_is_a_name(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", value) or value.endswith("."):
+            raise ValueError(f"expected an attribute name prefix such as eval, got {value!r}")
+        return value
