@@ -61,6 +61,160 @@ PART_TOOL_CALL: Final = "tool_call"
 PART_TOOL_CALL_RESPONSE: Final = "tool_call_response"
 PART_TEXT: Final = "text"
 
+# --- Trajectory builder: names read per convention (conventions.md §8) --------------------
+# OTel GenAI extras. `gen_ai.agent.call.id` is pydantic-ai's run id (not in the registry).
+OP_INVOKE_WORKFLOW: Final = "invoke_workflow"
+GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
+GEN_AI_SYSTEM: Final = "gen_ai.system"
+MSG_ROLE: Final = "role"
+MSG_PARTS: Final = "parts"
+MSG_ROLE_USER: Final = "user"
+MSG_ROLE_ASSISTANT: Final = "assistant"
+MSG_ROLE_TOOL: Final = "tool"
+PART_TYPE: Final = "type"
+PART_CONTENT: Final = "content"
+PART_ID: Final = "id"
+PART_NAME: Final = "name"
+PART_ARGUMENTS: Final = "arguments"
+# The schema says `response`; the registry examples say `result`: both are accepted.
+PART_RESPONSE: Final = "response"
+PART_RESULT: Final = "result"
+TOOL_DEF_FUNCTION: Final = "function"
+TOOL_DEF_NAME: Final = "name"
+# MCP CallToolResult flag for a failed tool (error.type then SHOULD be `tool_error`).
+MCP_IS_ERROR: Final = "isError"
+# Vercel `execution-denied` tool responses ({"denied": true, "reason": ...}).
+RESPONSE_DENIED: Final = "denied"
+RESPONSE_EXECUTION_DENIED: Final = "execution-denied"
+DECISION_DENY: Final = "deny"
+DECISION_REQUIRE_APPROVAL: Final = "require_approval"
+
+# pydantic-ai (current spans are GenAI; these are its extras and the legacy v2 names).
+PYDANTIC_AI_SCOPE: Final = "pydantic-ai"
+PYDANTIC_AI_ALL_MESSAGES: Final = "pydantic_ai.all_messages"
+PYDANTIC_AI_FINAL_RESULT: Final = "final_result"
+PYDANTIC_AI_AGENT_NAME: Final = "agent_name"
+PYDANTIC_AI_MODEL_NAME: Final = "model_name"
+PYDANTIC_AI_DEFERRAL_NAME: Final = "pydantic_ai.tool.deferral.name"
+PYDANTIC_AI_FAILURE_STAGE: Final = "pydantic_ai.tool.failure_stage"
+PYDANTIC_AI_FAILURE_VALIDATION: Final = "validation"
+PYDANTIC_AI_RETRY_CAUSE: Final = "pydantic_ai.tool.retry.cause"
+PYDANTIC_AI_MODEL_REQUEST_PARAMETERS: Final = "model_request_parameters"
+PYDANTIC_AI_OUTPUT_TOOLS: Final = "output_tools"
+PYDANTIC_AI_TOOL_ARGUMENTS: Final = "tool_arguments"
+PYDANTIC_AI_TOOL_RESPONSE: Final = "tool_response"
+PYDANTIC_AI_DEFERRED: Final = "CallDeferred"
+PYDANTIC_AI_APPROVAL_REQUIRED: Final = "ApprovalRequired"
+# The default name of pydantic-ai's output tool (several outputs: `final_result_<Type>`).
+PYDANTIC_AI_OUTPUT_TOOL: Final = "final_result"
+LOGFIRE_MSG: Final = "logfire.msg"
+PYDANTIC_AI_SPAN_RUNNING_TOOL: Final = "running tool"
+PYDANTIC_AI_SPAN_OUTPUT_FUNCTION: Final = "running output function"
+PYDANTIC_AI_SPAN_AGENT_RUN: Final = "agent run"
+
+# OpenInference (https://github.com/Arize-ai/openinference/tree/main/spec).
+OI_SPAN_KIND: Final = "openinference.span.kind"
+OI_KIND_TOOL: Final = "TOOL"
+OI_KIND_AGENT: Final = "AGENT"
+OI_KIND_LLM: Final = "LLM"
+OI_KIND_CHAIN: Final = "CHAIN"
+OI_KINDS: Final = frozenset(
+    {
+        "LLM",
+        "EMBEDDING",
+        "CHAIN",
+        "RETRIEVER",
+        "RERANKER",
+        "TOOL",
+        "AGENT",
+        "GUARDRAIL",
+        "EVALUATOR",
+        "PROMPT",
+        "UNKNOWN",
+    }
+)
+OI_TOOL_NAME: Final = "tool.name"
+OI_TOOL_ID: Final = "tool.id"
+OI_TOOL_PARAMETERS: Final = "tool.parameters"
+OI_INPUT_VALUE: Final = "input.value"
+OI_OUTPUT_VALUE: Final = "output.value"
+OI_AGENT_NAME: Final = "agent.name"
+OI_GRAPH_NODE_NAME: Final = "graph.node.name"
+OI_LLM_MODEL_NAME: Final = "llm.model_name"
+OI_LLM_PROMPT_TOKENS: Final = "llm.token_count.prompt"
+OI_LLM_COMPLETION_TOKENS: Final = "llm.token_count.completion"
+OI_LLM_INPUT_MESSAGES: Final = "llm.input_messages."
+OI_LLM_OUTPUT_MESSAGES: Final = "llm.output_messages."
+OI_LLM_TOOLS: Final = "llm.tools."
+# Suffixes below the flattened `llm.{input,output}_messages.<i>.` and `llm.tools.<i>.` prefixes.
+OI_MSG_ROLE: Final = "message.role"
+OI_MSG_CONTENT: Final = "message.content"
+OI_MSG_CONTENTS_TEXT: Final = "message_content.text"
+OI_MSG_TOOL_CALL_ID: Final = "message.tool_call_id"
+OI_MSG_TOOL_CALLS: Final = "message.tool_calls"
+OI_TOOL_CALL_ID: Final = "tool_call.id"
+OI_TOOL_CALL_FUNCTION_NAME: Final = "tool_call.function.name"
+OI_TOOL_CALL_FUNCTION_ARGUMENTS: Final = "tool_call.function.arguments"
+OI_TOOL_JSON_SCHEMA: Final = "tool.json_schema"
+AGNO_TOOLS: Final = "agno.tools"
+
+# Vercel AI SDK legacy `ai.*` spans (the GenAI spans of @ai-sdk/otel are plain GenAI).
+AI_OPERATION_ID: Final = "ai.operationId"
+AI_TOOL_CALL_SPAN: Final = "ai.toolCall"
+AI_SPAN_PREFIX: Final = "ai."
+AI_TOOL_CALL_NAME: Final = "ai.toolCall.name"
+AI_TOOL_CALL_ID: Final = "ai.toolCall.id"
+AI_TOOL_CALL_ARGS: Final = "ai.toolCall.args"
+AI_TOOL_CALL_RESULT: Final = "ai.toolCall.result"
+AI_FUNCTION_ID: Final = "ai.telemetry.functionId"
+AI_RESOURCE_NAME: Final = "resource.name"
+AI_PROMPT: Final = "ai.prompt"
+AI_PROMPT_MESSAGES: Final = "ai.prompt.messages"
+AI_PROMPT_TOOLS: Final = "ai.prompt.tools"
+AI_RESPONSE_TEXT: Final = "ai.response.text"
+AI_RESPONSE_TOOL_CALLS: Final = "ai.response.toolCalls"
+AI_RESPONSE_MODEL: Final = "ai.response.model"
+AI_MODEL_ID: Final = "ai.model.id"
+AI_USAGE_PROMPT_TOKENS: Final = "ai.usage.promptTokens"
+AI_USAGE_COMPLETION_TOKENS: Final = "ai.usage.completionTokens"
+AI_USAGE_INPUT_TOKENS: Final = "ai.usage.inputTokens"
+AI_USAGE_OUTPUT_TOKENS: Final = "ai.usage.outputTokens"
+# Operation ids of model-call spans (one per LLM round trip).
+AI_MODEL_OPERATIONS: Final = frozenset(
+    {
+        "ai.generateText.doGenerate",
+        "ai.streamText.doStream",
+        "ai.generateObject.doGenerate",
+        "ai.streamObject.doStream",
+    }
+)
+# Vercel message JSON (ai.prompt.messages / ai.response.toolCalls).
+AI_TOOL_CALL_ID_KEY: Final = "toolCallId"
+AI_TOOL_NAME_KEY: Final = "toolName"
+AI_TOOL_ARGS_KEY: Final = "args"
+AI_TOOL_INPUT_KEY: Final = "input"
+AI_TOOL_OUTPUT_KEY: Final = "output"
+AI_PART_TOOL_RESULT: Final = "tool-result"
+
+# OpenLLMetry / Traceloop.
+TRACELOOP_SPAN_KIND: Final = "traceloop.span.kind"
+TRACELOOP_KIND_TOOL: Final = "tool"
+TRACELOOP_KIND_AGENT: Final = "agent"
+TRACELOOP_KIND_WORKFLOW: Final = "workflow"
+TRACELOOP_ENTITY_NAME: Final = "traceloop.entity.name"
+TRACELOOP_ENTITY_INPUT: Final = "traceloop.entity.input"
+TRACELOOP_ENTITY_OUTPUT: Final = "traceloop.entity.output"
+TRACELOOP_ARGS: Final = "args"
+TRACELOOP_KWARGS: Final = "kwargs"
+
+# Mastra exporter.
+MASTRA_SPAN_TYPE: Final = "mastra.span.type"
+MASTRA_TOOL_TYPES: Final = frozenset({"tool_call", "mcp_tool_call"})
+MASTRA_AGENT_TYPES: Final = frozenset({"agent_run"})
+MASTRA_MODEL_TYPES: Final = frozenset({"model_generation", "llm_generation"})
+MASTRA_AGENT_RUN_INPUT: Final = "mastra.agent_run.input"
+MASTRA_AGENT_RUN_OUTPUT: Final = "mastra.agent_run.output"
+
 # --- Evaluation results we emit (gen_ai.evaluation.result) --------------------------------
 GEN_AI_EVALUATION_RESULT_EVENT: Final = "gen_ai.evaluation.result"
 GEN_AI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"
@@ -80,6 +234,75 @@ LABEL_SUFFIX: Final = "label"
 EXPLANATION_SUFFIX: Final = "explanation"
 LABEL_PASS: Final = "pass"
 LABEL_FAIL: Final = "fail"
+
+# --- Re-emit (export/): labels, events, spans, resource -----------------------------------
+# Label of a score whose scorer failed (no value; `error.type` says why) and of a run the
+# scorer could not score (no value, no error, e.g. nothing to check).
+LABEL_ERROR: Final = "error"
+LABEL_SKIPPED: Final = "skipped"
+# Semconv fallback value of `error.type` when no low-cardinality class name is known.
+ERROR_TYPE_OTHER: Final = "_OTHER"
+# Pre-1.5 OTLP receivers only see the event name as this LogRecord attribute; newer ones read
+# the LogRecord `event_name` field. We set both.
+EVENT_NAME: Final = "event.name"
+# `mode: fanout` span, named f"{EVALUATE_SPAN_NAME} {agent}".
+EVALUATE_SPAN_NAME: Final = "evaluate"
+SCOPE_NAME: Final = "tracescore"
+SERVICE_NAME: Final = "service.name"
+SERVICE_VERSION: Final = "service.version"
+
+# --- Metrics we emit ----------------------------------------------------------------------
+# gen_ai.evaluation.score follows Splunk util-genai (the only precedent; SCG defines none).
+METRIC_EVALUATION_SCORE: Final = "gen_ai.evaluation.score"
+METRIC_EVALUATION_ERRORS: Final = "tracescore.evaluation.errors"
+METRIC_RUNS: Final = "tracescore.runs"
+METRIC_TOOL_CALLS: Final = "tracescore.tool_calls"
+METRIC_SPANS_RECEIVED: Final = "tracescore.spans.received"
+METRIC_SPANS_REJECTED: Final = "tracescore.spans.rejected"
+METRIC_SPANS_FORWARDED: Final = "tracescore.spans.forwarded"
+METRIC_SPANS_LATE: Final = "tracescore.spans.late"
+METRIC_SPANS_DROPPED: Final = "tracescore.spans.dropped"
+METRIC_RUNS_BUFFERED: Final = "tracescore.runs.buffered"
+METRIC_BYTES_BUFFERED: Final = "tracescore.bytes.buffered"
+METRIC_SCORING_DURATION: Final = "tracescore.scoring.duration"
+METRIC_EXPORT_DURATION: Final = "tracescore.export.duration"
+METRIC_EXPORT_FAILURES: Final = "tracescore.export.failures"
+METRIC_EXPORT_QUEUE_ITEMS: Final = "tracescore.export.queue.items"
+METRIC_EXPORT_QUEUE_BYTES: Final = "tracescore.export.queue.bytes"
+# Metric attributes (low cardinality only; never a trace id).
+TOOL_CALL_STATUS: Final = "tracescore.tool_call.status"
+REASON: Final = "reason"
+SIGNAL: Final = "signal"
+# Folded value once a traffic-derived attribute (tool or agent name) has too many values.
+OTHER_VALUE: Final = "_other"
+# Values of `reason` on tracescore.spans.dropped set by the exporter.
+DROP_EXPORT_REJECTED: Final = "export_rejected"
+DROP_EXPORT_PARTIAL: Final = "export_partial"
+DROP_EXPORT_RETRIES_EXHAUSTED: Final = "export_retries_exhausted"
+DROP_SHUTDOWN: Final = "shutdown"
+
+# --- LLM judges (judges/): the judge's own calls ------------------------------------------
+# GenAI client metrics (https://github.com/open-telemetry/semantic-conventions-genai
+# docs/gen-ai-metrics.md), recorded for the judge's chat completions, not the agent's.
+METRIC_GEN_AI_CLIENT_TOKEN_USAGE: Final = "gen_ai.client.token.usage"
+METRIC_GEN_AI_CLIENT_OPERATION_DURATION: Final = "gen_ai.client.operation.duration"
+GEN_AI_TOKEN_TYPE: Final = "gen_ai.token.type"
+TOKEN_TYPE_INPUT: Final = "input"
+TOKEN_TYPE_OUTPUT: Final = "output"
+METRIC_JUDGE_CALLS: Final = "tracescore.judge.calls"
+METRIC_JUDGE_ERRORS: Final = "tracescore.judge.errors"
+METRIC_JUDGE_RETRIES: Final = "tracescore.judge.retries"
+METRIC_JUDGE_CACHE_HITS: Final = "tracescore.judge.cache.hits"
+METRIC_JUDGE_SKIPPED: Final = "tracescore.judge.skipped"
+METRIC_JUDGE_REDACTIONS: Final = "tracescore.judge.redactions"
+METRIC_JUDGE_QUEUE_ITEMS: Final = "tracescore.judge.queue.items"
+# Metric attribute: the outcome of one judge call (`ok` or an error type).
+JUDGE_OUTCOME: Final = "tracescore.judge.outcome"
+JUDGE_OUTCOME_OK: Final = "ok"
+# Values of `reason` on tracescore.judge.skipped (and `skipped: <reason>` in the score error).
+JUDGE_SKIP_QUEUE_FULL: Final = "queue_full"
+JUDGE_SKIP_BUDGET: Final = "budget"
+JUDGE_SKIP_SHUTDOWN: Final = "shutdown"
 
 
 def score_attribute(prefix: str, scorer_name: str, suffix: str) -> str:

@@ -1,27 +1,117 @@
-"""Score attributes for the scored agent span, and Python values to OTLP AnyValues."""
+"""Score attributes for the scored agent span, and Python values to OTLP AnyValues.
+
+What a score becomes on the span (`<prefix>` is `eval` unless configured):
+
+- `<prefix>.<name>.score` (double): only when the scorer produced a value. A failed scorer
+  never gets a score attribute, so dashboards averaging scores never count a failure as 0.
+- `<prefix>.<name>.label` (string): the scorer's label (`pass` / `fail` unless the scorer says
+  otherwise), `error` when the scorer failed, `skipped` when the run could not be scored.
+  Absent only for a value without a threshold or pass rule (nothing to label).
+- `<prefix>.<name>.explanation` (string): always; for a failure it says what failed.
+
+Run-level: `tracescore.scenario`, `tracescore.verdict` and `tracescore.digest` when known, and
+`tracescore.complete` (bool) so runs scored without their agent span can be told apart.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
+from tracescore import semconv
+from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
 from tracescore.scenarios import RunResult
 
-__all__ = ["key_values", "score_attributes", "to_any_value"]
+__all__ = ["error_type", "key_values", "score_attributes", "score_label", "to_any_value"]
+
+# A class name before the colon of "ValueError: bad input" (what ScorerBase.score writes).
+_ERROR_CLASS = re.compile(r"([A-Za-z_][\w.]*)\s*:")
 
 
-def score_attributes(result: RunResult, prefix: str = "eval") -> dict[str, AttrValue]:
-    """The attributes tracescore adds to a scored agent span (or its fanout span)."""
-    raise NotImplementedError
+def score_label(score: Score) -> str | None:
+    """The label a score is shown with: the scorer's own, else `error` or `skipped`."""
+    if score.error is not None:
+        return semconv.LABEL_ERROR
+    if score.label is not None:
+        return score.label
+    if score.value is None:
+        return semconv.LABEL_SKIPPED
+    if score.passed is not None:
+        return semconv.LABEL_PASS if score.passed else semconv.LABEL_FAIL
+    return None
+
+
+def error_type(score: Score) -> str | None:
+    """A low-cardinality `error.type` for a failed score: the exception class, else `_OTHER`."""
+    if score.error is None:
+        return None
+    match = _ERROR_CLASS.match(score.error)
+    return match.group(1) if match else semconv.ERROR_TYPE_OTHER
+
+
+def score_attributes(
+    result: RunResult, prefix: str = semconv.DEFAULT_SCORE_ATTRIBUTE_PREFIX
+) -> dict[str, AttrValue]:
+    """The attributes tracescore adds to a scored agent span (or its fanout span).
+
+    Args:
+        result: the scored run.
+        prefix: first part of each score attribute (`eval` -> `eval.<name>.score`).
+
+    Returns:
+        Attribute name to value, in a stable order (scores in scenario order, then run-level).
+    """
+    if not prefix:
+        raise ValueError("score attribute prefix must not be empty")
+    out: dict[str, AttrValue] = {}
+    for score in result.scores:
+        if score.value is not None:
+            # float() also turns an int 1 into 1.0: the attribute is always a double.
+            out[semconv.score_attribute(prefix, score.name, semconv.SCORE_SUFFIX)] = float(
+                score.value
+            )
+        label = score_label(score)
+        if label is not None:
+            out[semconv.score_attribute(prefix, score.name, semconv.LABEL_SUFFIX)] = label
+        out[semconv.score_attribute(prefix, score.name, semconv.EXPLANATION_SUFFIX)] = (
+            score.explanation
+        )
+    if result.scenario is not None:
+        out[semconv.TRACESCORE_SCENARIO] = result.scenario
+    if result.verdict is not None:
+        out[semconv.TRACESCORE_VERDICT] = result.verdict
+    if result.digest is not None:
+        out[semconv.TRACESCORE_DIGEST] = result.digest
+    out[semconv.TRACESCORE_COMPLETE] = result.trajectory.complete
+    return out
 
 
 def to_any_value(value: AttrValue) -> AnyValue:
-    """Encode a decoded attribute value back into an OTLP AnyValue."""
-    raise NotImplementedError
+    """Encode a decoded attribute value back into an OTLP AnyValue (None -> empty AnyValue)."""
+    out = AnyValue()
+    # bool before int: bool subclasses int, and True must stay a bool_value.
+    if isinstance(value, bool):
+        out.bool_value = value
+    elif isinstance(value, str):
+        out.string_value = value
+    elif isinstance(value, int):
+        out.int_value = value
+    elif isinstance(value, float):
+        out.double_value = value
+    elif isinstance(value, bytes):
+        out.bytes_value = value
+    elif isinstance(value, tuple | list):
+        out.array_value.values.extend(to_any_value(v) for v in value)
+    elif isinstance(value, dict):
+        out.kvlist_value.values.extend(key_values(value))
+    elif value is not None:
+        raise TypeError(f"cannot encode attribute value of type {type(value).__name__}")
+    return out
 
 
 def key_values(attributes: Mapping[str, AttrValue]) -> list[KeyValue]:
     """Encode attributes as OTLP KeyValues, in the mapping's order."""
-    raise NotImplementedError
+    return [KeyValue(key=k, value=to_any_value(v)) for k, v in attributes.items()]

@@ -1,15 +1,57 @@
-"""`gen_ai.evaluation.result` log events over OTLP logs, one per score."""
+"""`gen_ai.evaluation.result` log events over OTLP logs, one per score.
+
+Each LogRecord points at the scored span through its trace and span ids, which is how the GenAI
+conventions "parent" an event (reference/conventions.md §1.6). The event name is set twice: in
+the LogRecord `event_name` field (OTLP 1.5+) and as the `event.name` attribute, which is all
+older receivers and collectors look at.
+
+Attributes: `gen_ai.evaluation.name`; `gen_ai.evaluation.score.value` (double) only when the
+scorer produced a value; `gen_ai.evaluation.score.label` (`pass`, `fail`, the scorer's label,
+`error` or `skipped`); `gen_ai.evaluation.explanation`; `error.type` when the scorer failed;
+`gen_ai.agent.name` when known; `tracescore.scenario`; and `tracescore.digest`, which on an event
+is the digest of the one scorer config that produced this score (the span carries the
+scenario's digest).
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, SeverityNumber
 
+from tracescore import __version__, semconv
+from tracescore.export.attributes import error_type, key_values, score_label
+from tracescore.export.spans import resource_key
+from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
 from tracescore.scenarios import RunResult
 
-__all__ = ["evaluation_logs"]
+__all__ = ["evaluation_attributes", "evaluation_logs"]
+
+
+def evaluation_attributes(result: RunResult, score: Score) -> dict[str, AttrValue]:
+    """The attributes of one `gen_ai.evaluation.result` event."""
+    out: dict[str, AttrValue] = {
+        semconv.EVENT_NAME: semconv.GEN_AI_EVALUATION_RESULT_EVENT,
+        semconv.GEN_AI_EVALUATION_NAME: score.name,
+    }
+    if score.value is not None:
+        out[semconv.GEN_AI_EVALUATION_SCORE_VALUE] = float(score.value)
+    label = score_label(score)
+    if label is not None:
+        out[semconv.GEN_AI_EVALUATION_SCORE_LABEL] = label
+    out[semconv.GEN_AI_EVALUATION_EXPLANATION] = score.explanation
+    kind = error_type(score)
+    if kind is not None:
+        out[semconv.ERROR_TYPE] = kind
+    if result.trajectory.agent:
+        out[semconv.GEN_AI_AGENT_NAME] = result.trajectory.agent
+    if result.scenario is not None:
+        out[semconv.TRACESCORE_SCENARIO] = result.scenario
+    out[semconv.TRACESCORE_DIGEST] = score.digest
+    return out
 
 
 def evaluation_logs(
@@ -18,5 +60,53 @@ def evaluation_logs(
     *,
     now_ns: int | None = None,
 ) -> ExportLogsServiceRequest:
-    """One LogRecord per score, with the trace and span ids of the scored span."""
-    raise NotImplementedError
+    """One LogRecord per score, with the trace and span ids of the scored span.
+
+    Args:
+        results: scored runs; a run without scores adds nothing.
+        resource: resource attributes for every record. By default each record keeps the
+            resource of the agent it scores, so log backends filtering by `service.name` find
+            the evaluations of that service.
+        now_ns: the records' timestamp (default: now).
+
+    Returns:
+        A request grouped by resource, under the `tracescore` instrumentation scope.
+    """
+    now = time.time_ns() if now_ns is None else now_ns
+    request = ExportLogsServiceRequest()
+    by_resource: dict[str, ResourceLogs] = {}
+    for result in results:
+        if not result.scores:
+            continue
+        res = result.trajectory.resource if resource is None else resource
+        key = resource_key(res)
+        rl = by_resource.get(key)
+        if rl is None:
+            rl = request.resource_logs.add()
+            rl.resource.attributes.extend(key_values(res))
+            scope = rl.scope_logs.add()
+            scope.scope.name = semconv.SCOPE_NAME
+            scope.scope.version = __version__
+            by_resource[key] = rl
+        records = rl.scope_logs[0].log_records
+        trace_id = bytes.fromhex(result.trajectory.trace_id)
+        span_id = bytes.fromhex(result.trajectory.span_id) if result.trajectory.span_id else b""
+        for score in result.scores:
+            failed = score.error is not None
+            record = LogRecord(
+                time_unix_nano=now,
+                observed_time_unix_nano=now,
+                # A failed scorer is worth a warning; a low score is a result, not a problem.
+                severity_number=(
+                    SeverityNumber.SEVERITY_NUMBER_WARN
+                    if failed
+                    else SeverityNumber.SEVERITY_NUMBER_INFO
+                ),
+                severity_text="WARN" if failed else "INFO",
+                event_name=semconv.GEN_AI_EVALUATION_RESULT_EVENT,
+                trace_id=trace_id,
+                span_id=span_id,
+            )
+            record.attributes.extend(key_values(evaluation_attributes(result, score)))
+            records.append(record)
+    return request

@@ -1,72 +1,239 @@
-"""The metrics tracescore emits: scores, runs, tool calls, and the service's own health."""
+"""The metrics tracescore emits: scores, runs, tool calls, and the service's own health.
+
+`Telemetry` is thread-safe: one lock guards every update, so receivers on gRPC worker threads and
+the asyncio loop can share it; an update costs a dict lookup or two under the lock. Rendering
+copies the numbers under the lock and formats outside it.
+
+Cardinality is bounded: attribute values that come from traffic (agent, tool and evaluation
+names, scenarios) are capped per key (`max_values` distinct values each); later values are folded
+into `_other`. Trace ids never become attributes.
+"""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Mapping
 
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
 )
 
+from tracescore import __version__, semconv
+from tracescore.export.attributes import error_type
+from tracescore.export.instruments import Instrument
+from tracescore.export.otlp_metrics import metrics_request
+from tracescore.export.prometheus import render
 from tracescore.model.span import AttrValue
 from tracescore.scenarios import RunResult
 
-__all__ = ["Telemetry"]
+__all__ = ["DURATION_BOUNDS", "SCORE_BOUNDS", "Telemetry"]
+
+# 0.0 gets its own bucket: a score of exactly 0 (a failed check) is common and telling.
+SCORE_BOUNDS: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+DURATION_BOUNDS: tuple[float, ...] = (
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+)  # fmt: skip
+# Attribute keys whose values come from traffic or config and so need a cap.
+_CAPPED = frozenset(
+    {
+        semconv.GEN_AI_AGENT_NAME,
+        semconv.GEN_AI_TOOL_NAME,
+        semconv.GEN_AI_EVALUATION_NAME,
+        semconv.TRACESCORE_SCENARIO,
+        semconv.REASON,
+        semconv.ERROR_TYPE,
+    }
+)
+
+
+def _instruments() -> dict[str, Instrument]:
+    s = semconv
+    score_keys = (s.GEN_AI_EVALUATION_NAME, s.GEN_AI_AGENT_NAME, s.TRACESCORE_SCENARIO)
+    defs = (
+        Instrument(s.METRIC_EVALUATION_SCORE, "histogram", "1", "scores of scored runs, by scorer",
+                   score_keys, SCORE_BOUNDS),
+        Instrument(s.METRIC_EVALUATION_ERRORS, "counter", "{score}",
+                   "scores whose scorer failed", (*score_keys, s.ERROR_TYPE)),
+        Instrument(s.METRIC_RUNS, "counter", "{run}", "scored runs, by verdict",
+                   (s.TRACESCORE_VERDICT, s.TRACESCORE_SCENARIO, s.GEN_AI_AGENT_NAME)),
+        Instrument(s.METRIC_TOOL_CALLS, "counter", "{call}", "tool calls of scored runs",
+                   (s.GEN_AI_TOOL_NAME, s.TOOL_CALL_STATUS)),
+        Instrument(s.METRIC_SPANS_RECEIVED, "counter", "{span}", "spans accepted by a receiver"),
+        Instrument(s.METRIC_SPANS_REJECTED, "counter", "{span}", "spans refused as malformed"),
+        Instrument(s.METRIC_SPANS_FORWARDED, "counter", "{span}",
+                   "spans delivered downstream"),
+        Instrument(s.METRIC_SPANS_LATE, "counter", "{span}",
+                   "spans that arrived after their run was scored"),
+        Instrument(s.METRIC_SPANS_DROPPED, "counter", "{span}",
+                   "spans accepted but never delivered, by reason", (s.REASON,)),
+        Instrument(s.METRIC_RUNS_BUFFERED, "gauge", "{run}", "runs held until they are scored"),
+        Instrument(s.METRIC_BYTES_BUFFERED, "gauge", "By", "bytes held by the assembler"),
+        Instrument(s.METRIC_EXPORT_QUEUE_ITEMS, "gauge", "{request}",
+                   "requests waiting in the export queue"),
+        Instrument(s.METRIC_EXPORT_QUEUE_BYTES, "gauge", "By", "bytes waiting in the export queue"),
+        Instrument(s.METRIC_SCORING_DURATION, "histogram", "s", "time to score one run", (),
+                   DURATION_BOUNDS),
+        Instrument(s.METRIC_EXPORT_DURATION, "histogram", "s", "time of one export attempt",
+                   (s.SIGNAL,), DURATION_BOUNDS),
+        Instrument(s.METRIC_EXPORT_FAILURES, "counter", "{request}", "failed export attempts",
+                   (s.SIGNAL, s.REASON)),
+    )  # fmt: skip
+    return {i.name: i for i in defs}
 
 
 class Telemetry:
-    """In-memory cumulative instruments; thread-safe (one lock), cheap to update."""
+    """Cumulative instruments, rendered as Prometheus text or as OTLP metrics."""
+
+    def __init__(self, *, max_values: int = 100, start_ns: int | None = None) -> None:
+        """Create every instrument; counters without attributes start at 0.
+
+        Args:
+            max_values: distinct values kept per capped attribute before folding to `_other`.
+            start_ns: start of the cumulative period (default: now).
+        """
+        self._lock = threading.Lock()
+        self._max_values = max_values
+        self._seen: dict[str, set[str]] = {k: set() for k in _CAPPED}
+        self.start_ns = time.time_ns() if start_ns is None else start_ns
+        self._inst = _instruments()
+        for inst in self._inst.values():
+            if inst.kind != "histogram" and not inst.keys:
+                inst.values[()] = 0
+
+    # -- scored runs ----------------------------------------------------------------------
 
     def record_run(self, result: RunResult) -> None:
-        """Count a scored run, its scores (histogram) and its tool calls."""
-        raise NotImplementedError
+        """Count a scored run, observe its scores and count its tool calls.
+
+        Tool calls of sub-agents are counted with the run that contains them.
+        """
+        s = semconv
+        t = result.trajectory
+        with self._lock:
+            common = self._attrs(
+                {s.GEN_AI_AGENT_NAME: t.agent, s.TRACESCORE_SCENARIO: result.scenario}
+            )
+            runs = self._inst[s.METRIC_RUNS]
+            verdict = {s.TRACESCORE_VERDICT: result.verdict} if result.verdict else {}
+            runs.add(runs.series_key({**common, **verdict}), 1)
+            scores = self._inst[s.METRIC_EVALUATION_SCORE]
+            errors = self._inst[s.METRIC_EVALUATION_ERRORS]
+            for score in result.scores:
+                attrs = {**common, **self._attrs({s.GEN_AI_EVALUATION_NAME: score.name})}
+                if score.value is not None:
+                    scores.observe(scores.series_key(attrs), float(score.value))
+                elif score.error is not None:
+                    attrs.update(self._attrs({s.ERROR_TYPE: error_type(score)}))
+                    errors.add(errors.series_key(attrs), 1)
+            calls = self._inst[s.METRIC_TOOL_CALLS]
+            for call in t.tool_calls(include_subagents=True):
+                attrs = self._attrs({s.GEN_AI_TOOL_NAME: call.name})
+                attrs[s.TOOL_CALL_STATUS] = call.status
+                calls.add(calls.series_key(attrs), 1)
+
+    # -- the service's own ----------------------------------------------------------------
 
     def spans_received(self, n: int = 1) -> None:
         """Spans accepted by a receiver."""
-        raise NotImplementedError
+        self._add(semconv.METRIC_SPANS_RECEIVED, n)
 
     def spans_rejected(self, n: int = 1) -> None:
         """Spans refused as malformed (counted in partial_success)."""
-        raise NotImplementedError
+        self._add(semconv.METRIC_SPANS_REJECTED, n)
 
     def spans_forwarded(self, n: int = 1) -> None:
-        """Spans handed to the exporter."""
-        raise NotImplementedError
+        """Spans delivered downstream (the exporter counts these on success)."""
+        self._add(semconv.METRIC_SPANS_FORWARDED, n)
 
     def spans_late(self, n: int = 1) -> None:
         """Spans that arrived after their run was scored (still forwarded)."""
-        raise NotImplementedError
+        self._add(semconv.METRIC_SPANS_LATE, n)
 
     def spans_dropped(self, reason: str, n: int = 1) -> None:
         """Spans accepted but not delivered, by reason (e.g. `export_rejected`)."""
-        raise NotImplementedError
+        self._add(semconv.METRIC_SPANS_DROPPED, n, {semconv.REASON: reason})
 
     def set_runs_buffered(self, n: int) -> None:
         """Gauge: runs held by the assembler."""
-        raise NotImplementedError
+        self._set(semconv.METRIC_RUNS_BUFFERED, n)
 
     def set_bytes_buffered(self, n: int) -> None:
-        """Gauge: bytes held by the assembler and export queue."""
-        raise NotImplementedError
+        """Gauge: bytes held by the assembler."""
+        self._set(semconv.METRIC_BYTES_BUFFERED, n)
+
+    def set_export_queue(self, items: int, size: int) -> None:
+        """Gauges: requests and bytes waiting in the export queue."""
+        with self._lock:
+            self._inst[semconv.METRIC_EXPORT_QUEUE_ITEMS].set((), items)
+            self._inst[semconv.METRIC_EXPORT_QUEUE_BYTES].set((), size)
 
     def observe_scoring_latency(self, seconds: float) -> None:
-        """Histogram: time from a run's decision to its scores."""
-        raise NotImplementedError
+        """Histogram: time to score one run."""
+        with self._lock:
+            self._inst[semconv.METRIC_SCORING_DURATION].observe((), seconds)
 
     def observe_export_latency(self, signal: str, seconds: float) -> None:
-        """Histogram: one export call's duration, by signal (traces, logs, metrics)."""
-        raise NotImplementedError
+        """Histogram: one export attempt's duration, by signal (traces, logs, metrics)."""
+        with self._lock:
+            self._inst[semconv.METRIC_EXPORT_DURATION].observe(((semconv.SIGNAL, signal),), seconds)
 
     def export_failure(self, signal: str, reason: str) -> None:
         """Count one failed export attempt (retryable or permanent)."""
-        raise NotImplementedError
+        self._add(
+            semconv.METRIC_EXPORT_FAILURES, 1, {semconv.SIGNAL: signal, semconv.REASON: reason}
+        )
+
+    # -- reading ------------------------------------------------------------------------
+
+    def value(self, name: str, attributes: Mapping[str, str] | None = None) -> float:
+        """A counter's or gauge's current value (0 if never recorded), for checks and tests."""
+        with self._lock:
+            inst = self._inst[name]
+            return inst.values.get(inst.series_key(dict(attributes or {})), 0)
+
+    def snapshot(self) -> list[Instrument]:
+        """Copies of every instrument, in a stable order."""
+        with self._lock:
+            return [inst.snapshot() for inst in self._inst.values()]
 
     def render_prometheus(self) -> str:
         """Prometheus text exposition format 0.0.4 for `/metrics`."""
-        raise NotImplementedError
+        return render(self.snapshot())
 
     def to_otlp(
         self, resource: Mapping[str, AttrValue] | None = None
     ) -> ExportMetricsServiceRequest:
-        """All instruments as OTLP metrics with cumulative temporality."""
-        raise NotImplementedError
+        """All instruments as OTLP metrics with cumulative temporality.
+
+        Args:
+            resource: resource attributes; default `service.name=tracescore` and its version.
+        """
+        res = resource or {semconv.SERVICE_NAME: "tracescore", semconv.SERVICE_VERSION: __version__}
+        return metrics_request(self.snapshot(), res, self.start_ns, time.time_ns())
+
+    # -- helpers (call with the lock held where they touch state) --------------------------
+
+    def _attrs(self, raw: Mapping[str, str | None]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for key, value in raw.items():
+            if value is None or value == "":
+                continue  # absent, not empty: a missing agent name is no label value
+            if key in self._seen:
+                seen = self._seen[key]
+                if value not in seen:
+                    if len(seen) >= self._max_values:
+                        value = semconv.OTHER_VALUE
+                    else:
+                        seen.add(value)
+            out[key] = value
+        return out
+
+    def _add(self, name: str, n: float, attributes: Mapping[str, str] | None = None) -> None:
+        with self._lock:
+            inst = self._inst[name]
+            inst.add(inst.series_key(self._attrs(attributes or {})), n)
+
+    def _set(self, name: str, value: float) -> None:
+        with self._lock:
+            self._inst[name].set((), value)

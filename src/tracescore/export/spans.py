@@ -1,20 +1,39 @@
-"""Put scores on spans: annotate the forwarded agent span, or build a fanout child span."""
+"""Put scores on spans: annotate the forwarded agent span, or build a fanout child span.
+
+Both work on OTLP protobuf messages directly: re-exporting through SDK span objects costs about
+5x the whole scoring pipeline (reference/performance.md).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+import time
+from collections.abc import Iterable, Mapping
 
-from opentelemetry.proto.trace.v1.trace_pb2 import Span
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, Span
 
+from tracescore import __version__, semconv
+from tracescore.export.attributes import key_values, score_attributes
 from tracescore.model.span import AttrValue
 from tracescore.scenarios import RunResult
 
-__all__ = ["annotate_span", "fanout_span"]
+__all__ = ["annotate_span", "fanout_request", "fanout_span", "resource_key"]
 
 
 def annotate_span(span: Span, attributes: Mapping[str, AttrValue]) -> None:
-    """Append the score attributes to a held agent span before it is forwarded."""
-    raise NotImplementedError
+    """Add the score attributes to a held agent span before it is forwarded.
+
+    OTLP keys must be unique within a span, so a key the span already has (say a run scored by
+    an upstream tracescore too) is replaced rather than duplicated.
+    """
+    if not attributes:
+        return
+    if any(kv.key in attributes for kv in span.attributes):
+        kept = [kv for kv in span.attributes if kv.key not in attributes]
+        del span.attributes[:]
+        span.attributes.extend(kept)
+    span.attributes.extend(key_values(attributes))
 
 
 def fanout_span(
@@ -22,7 +41,75 @@ def fanout_span(
     attributes: Mapping[str, AttrValue],
     *,
     span_id: bytes | None = None,
-    now_ns: int | None = None,
+    start_ns: int | None = None,
+    end_ns: int | None = None,
 ) -> Span:
-    """A new `evaluate {agent}` span, child of the scored agent span in the same trace."""
-    raise NotImplementedError
+    """A new `evaluate {agent}` span, child of the scored agent span in the same trace.
+
+    Args:
+        result: the scored run; its trajectory gives the trace id and the parent span id.
+        attributes: the score attributes (see `score_attributes`).
+        span_id: 8 bytes; a fresh random id by default (tests pass a fixed one).
+        start_ns: when scoring started; defaults to `end_ns`.
+        end_ns: when scoring finished; defaults to now.
+    """
+    trajectory = result.trajectory
+    end = time.time_ns() if end_ns is None else end_ns
+    span = Span(
+        trace_id=bytes.fromhex(trajectory.trace_id),
+        span_id=span_id if span_id is not None else _new_span_id(),
+        name=(
+            f"{semconv.EVALUATE_SPAN_NAME} {trajectory.agent}"
+            if trajectory.agent
+            else semconv.EVALUATE_SPAN_NAME
+        ),
+        kind=Span.SpanKind.SPAN_KIND_INTERNAL,
+        start_time_unix_nano=end if start_ns is None else start_ns,
+        end_time_unix_nano=end,
+    )
+    if trajectory.span_id:
+        span.parent_span_id = bytes.fromhex(trajectory.span_id)
+    span.attributes.extend(key_values(attributes))
+    return span
+
+
+def fanout_request(
+    results: Iterable[RunResult],
+    prefix: str = semconv.DEFAULT_SCORE_ATTRIBUTE_PREFIX,
+    *,
+    resource: Mapping[str, AttrValue] | None = None,
+    now_ns: int | None = None,
+) -> ExportTraceServiceRequest:
+    """One request carrying the fanout span of every run, ready for `OtlpExporter`.
+
+    Each span keeps the resource of the agent it scores (unless `resource` is given), so a
+    backend showing one service's traces shows its evaluation spans too.
+    """
+    request = ExportTraceServiceRequest()
+    by_resource: dict[str, ResourceSpans] = {}
+    for result in results:
+        res = result.trajectory.resource if resource is None else resource
+        key = resource_key(res)
+        rs = by_resource.get(key)
+        if rs is None:
+            rs = request.resource_spans.add()
+            rs.resource.attributes.extend(key_values(res))
+            scope = rs.scope_spans.add()
+            scope.scope.name = semconv.SCOPE_NAME
+            scope.scope.version = __version__
+            by_resource[key] = rs
+        span = fanout_span(result, score_attributes(result, prefix), end_ns=now_ns)
+        rs.scope_spans[0].spans.append(span)
+    return request
+
+
+def resource_key(resource: Mapping[str, AttrValue]) -> str:
+    """A grouping key for resources with equal attributes (values may be unhashable)."""
+    return repr(sorted(resource.items()))
+
+
+def _new_span_id() -> bytes:
+    while True:
+        span_id = os.urandom(8)
+        if any(span_id):  # the all-zero id is invalid in OTLP
+            return span_id
