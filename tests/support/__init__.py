@@ -1,0 +1,1 @@
+"""Test support: the scripted fake language-model server and the fixtures that run it."""
