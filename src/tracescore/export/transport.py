@@ -1,0 +1,294 @@
+"""One OTLP export attempt over gRPC or HTTP/protobuf, classified as the OTLP spec says.
+
+Requests travel as serialized bytes end to end: the gRPC side calls the generated services'
+method paths with an identity serializer, so a request the receiver forwards untouched is never
+parsed or copied again (reference/performance.md: message copies are the second-largest cost).
+
+Retryable (OTLP spec, "Failures"): gRPC CANCELLED, DEADLINE_EXCEEDED, ABORTED, OUT_OF_RANGE,
+UNAVAILABLE, DATA_LOSS, and RESOURCE_EXHAUSTED only when the server sent RetryInfo; HTTP 429,
+502, 503 and 504 (honouring Retry-After), and connection errors or timeouts. Everything else is
+permanent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import gzip
+import ssl
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+import aiohttp
+import grpc
+import grpc.aio
+from google.protobuf.message import Message
+
+# googleapis-common-protos ships .pyi stubs but no py.typed marker.
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2 as logs_svc
+from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2 as metrics_svc
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2 as trace_svc
+
+from tracescore.config.serve import ExporterSettings
+
+__all__ = ["SIGNALS", "Attempt", "Transport", "make_transport"]
+
+SIGNALS = ("traces", "logs", "metrics")
+_RESPONSES: dict[str, type[Message]] = {
+    "traces": trace_svc.ExportTraceServiceResponse,
+    "logs": logs_svc.ExportLogsServiceResponse,
+    "metrics": metrics_svc.ExportMetricsServiceResponse,
+}
+_REJECTED_FIELD = {
+    "traces": "rejected_spans",
+    "logs": "rejected_log_records",
+    "metrics": "rejected_data_points",
+}
+_SERVICES = {
+    "traces": trace_svc.DESCRIPTOR.services_by_name["TraceService"],
+    "logs": logs_svc.DESCRIPTOR.services_by_name["LogsService"],
+    "metrics": metrics_svc.DESCRIPTOR.services_by_name["MetricsService"],
+}
+_GRPC_RETRYABLE = {
+    grpc.StatusCode.CANCELLED,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.ABORTED,
+    grpc.StatusCode.OUT_OF_RANGE,
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DATA_LOSS,
+}
+_HTTP_RETRYABLE = {429, 502, 503, 504}
+_PROTOBUF = "application/x-protobuf"
+_INLINE_GZIP_LIMIT = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """The outcome of one export attempt."""
+
+    ok: bool
+    retryable: bool = False
+    reason: str = ""
+    """Low-cardinality failure class for metrics: `unavailable`, `http_503`, `connection`..."""
+    delay: float | None = None
+    """Server-requested wait before retrying (Retry-After, RetryInfo), in seconds."""
+    rejected: int = 0
+    """Items the server refused in a partial success."""
+    message: str = ""
+
+
+class Transport(Protocol):
+    """Sends one serialized request of a signal; never raises for transport failures."""
+
+    async def start(self) -> None: ...
+
+    async def prepare(self, body: bytes) -> bytes:
+        """The body as it goes on the wire (compressed once, however often it is retried)."""
+        ...
+
+    async def send(self, signal: str, body: bytes) -> Attempt: ...
+
+    async def close(self) -> None: ...
+
+
+def make_transport(settings: ExporterSettings) -> Transport:
+    """The transport named by `settings.protocol`."""
+    if settings.protocol == "grpc":
+        return GrpcTransport(settings)
+    return HttpTransport(settings)
+
+
+def _partial(signal: str, response: Message) -> Attempt:
+    partial = getattr(response, "partial_success", None)
+    if partial is None:
+        return Attempt(ok=True)
+    rejected = int(getattr(partial, _REJECTED_FIELD[signal], 0))
+    return Attempt(ok=True, rejected=rejected, message=str(partial.error_message))
+
+
+class GrpcTransport:
+    """OTLP/gRPC: one channel, the three collector services' Export methods."""
+
+    def __init__(self, settings: ExporterSettings) -> None:
+        self._settings = settings
+        parts = urlsplit(settings.endpoint)
+        self._target = f"{parts.hostname}:{parts.port or 4317}"
+        self._secure = parts.scheme == "https"
+        self._metadata = tuple((k.lower(), v) for k, v in settings.headers.items())
+        self._channel: grpc.aio.Channel | None = None
+        self._calls: dict[str, Any] = {}
+
+    async def start(self) -> None:
+        compression = grpc.Compression.Gzip if self._settings.compression == "gzip" else None
+        if self._secure:
+            self._channel = grpc.aio.secure_channel(
+                self._target, _grpc_credentials(self._settings), compression=compression
+            )
+        else:
+            self._channel = grpc.aio.insecure_channel(self._target, compression=compression)
+        for signal, service in _SERVICES.items():
+            # No request_serializer: the request already is bytes.
+            self._calls[signal] = self._channel.unary_unary(
+                f"/{service.full_name}/Export",
+                request_serializer=None,
+                response_deserializer=_RESPONSES[signal].FromString,
+            )
+
+    async def prepare(self, body: bytes) -> bytes:
+        return body  # grpc compresses in its C core, off the event loop
+
+    async def send(self, signal: str, body: bytes) -> Attempt:
+        try:
+            response = await self._calls[signal](
+                body, timeout=self._settings.timeout, metadata=self._metadata
+            )
+        except grpc.aio.AioRpcError as exc:
+            return _grpc_failure(exc)
+        return _partial(signal, response)
+
+    async def close(self) -> None:
+        if self._channel is not None:
+            await self._channel.close(grace=None)
+
+
+def _grpc_credentials(settings: ExporterSettings) -> grpc.ChannelCredentials:
+    tls = settings.tls
+
+    def read(path: str | None) -> bytes | None:
+        if path is None:
+            return None
+        with open(path, "rb") as fh:
+            return fh.read()
+
+    return grpc.ssl_channel_credentials(
+        root_certificates=read(tls.ca_file) if tls else None,
+        private_key=read(tls.key_file) if tls else None,
+        certificate_chain=read(tls.cert_file) if tls else None,
+    )
+
+
+def _grpc_failure(exc: grpc.aio.AioRpcError) -> Attempt:
+    code = exc.code()
+    reason = code.name.lower() if code is not None else "unknown"
+    message = f"grpc {reason}: {exc.details() or ''}".strip()
+    if code in _GRPC_RETRYABLE:
+        return Attempt(ok=False, retryable=True, reason=reason, message=message)
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        delay = _retry_info(exc.trailing_metadata())
+        # Without RetryInfo the server says the request can never fit: permanent.
+        return Attempt(
+            ok=False, retryable=delay is not None, reason=reason, delay=delay, message=message
+        )
+    return Attempt(ok=False, reason=reason, message=message)
+
+
+def _retry_info(metadata: Any) -> float | None:
+    for key, value in metadata or ():
+        if key != "grpc-status-details-bin" or not isinstance(value, bytes):
+            continue
+        status = status_pb2.Status()
+        try:
+            status.ParseFromString(value)
+        except Exception:  # a malformed trailer is no RetryInfo
+            return None
+        for detail in status.details:
+            info = error_details_pb2.RetryInfo()
+            if detail.Unpack(info):
+                return float(info.retry_delay.seconds + info.retry_delay.nanos / 1e9)
+    return None
+
+
+class HttpTransport:
+    """OTLP/HTTP with binary protobuf bodies: POST <endpoint>/v1/{traces,logs,metrics}."""
+
+    def __init__(self, settings: ExporterSettings) -> None:
+        self._settings = settings
+        base = settings.endpoint.rstrip("/")
+        self._urls = {signal: f"{base}/v1/{signal}" for signal in SIGNALS}
+        self._headers = {**settings.headers, "Content-Type": _PROTOBUF}
+        if settings.compression == "gzip":
+            self._headers["Content-Encoding"] = "gzip"
+        self._session: aiohttp.ClientSession | None = None
+
+    async def start(self) -> None:
+        ssl_context: ssl.SSLContext | bool = True
+        tls = self._settings.tls
+        if tls is not None:
+            ssl_context = ssl.create_default_context(cafile=tls.ca_file)
+            if tls.cert_file:
+                ssl_context.load_cert_chain(tls.cert_file, tls.key_file)
+        self._session = aiohttp.ClientSession(
+            timeout=aiohttp.ClientTimeout(total=self._settings.timeout),
+            connector=aiohttp.TCPConnector(ssl=ssl_context),
+        )
+
+    async def prepare(self, body: bytes) -> bytes:
+        if self._settings.compression != "gzip":
+            return body
+        if len(body) < _INLINE_GZIP_LIMIT:
+            return gzip.compress(body, compresslevel=6)
+        # zlib releases the GIL: a large body compresses in a thread, not on the event loop.
+        return await asyncio.to_thread(gzip.compress, body, 6)
+
+    async def send(self, signal: str, body: bytes) -> Attempt:
+        assert self._session is not None, "send() before start()"
+        try:
+            async with self._session.post(
+                self._urls[signal], data=body, headers=self._headers
+            ) as resp:
+                payload = await resp.read()
+                if resp.status == 200:
+                    response = _RESPONSES[signal]()
+                    try:
+                        response.ParseFromString(payload)
+                    except Exception:  # a body we cannot read still means success
+                        return Attempt(ok=True)
+                    return _partial(signal, response)
+                return _http_failure(resp.status, resp.headers.get("Retry-After"), payload)
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            return Attempt(
+                ok=False,
+                retryable=True,
+                reason="timeout" if isinstance(exc, TimeoutError) else "connection",
+                message=f"{type(exc).__name__}: {exc}",
+            )
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+
+def _http_failure(status: int, retry_after: str | None, payload: bytes) -> Attempt:
+    # OTLP/HTTP error bodies are a google.rpc.Status; fall back to the raw text.
+    detail = payload[:200].decode("utf-8", "replace")
+    parsed = status_pb2.Status()
+    try:
+        parsed.ParseFromString(payload)
+        if parsed.message:
+            detail = parsed.message
+    except Exception:
+        pass
+    return Attempt(
+        ok=False,
+        retryable=status in _HTTP_RETRYABLE,
+        reason=f"http_{status}",
+        delay=parse_retry_after(retry_after),
+        message=f"http {status}: {detail}",
+    )
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delay-seconds or an HTTP-date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
