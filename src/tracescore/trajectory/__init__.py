@@ -1,1 +1,19 @@
-"""Rebuild agent trajectories from spans (every instrumentation convention)."""
+"""Rebuild agent trajectories from spans, whatever instrumentation wrote them.
+
+`build_trajectories(spans, options) -> BuildResult` is the one entry point. `needed_attribute`
+tells a receiver which span attribute keys the builder reads, so it can decode only those.
+"""
+
+from tracescore.trajectory._build import build_trajectories
+from tracescore.trajectory._classify import NEEDED_KEYS, NEEDED_PREFIXES, needed_attribute
+from tracescore.trajectory._options import BuildOptions, BuildResult, PauseMarkers
+
+__all__ = [
+    "NEEDED_KEYS",
+    "NEEDED_PREFIXES",
+    "BuildOptions",
+    "BuildResult",
+    "PauseMarkers",
+    "build_trajectories",
+    "needed_attribute",
+]

@@ -1,0 +1,243 @@
+"""`build_trajectories`: spans in, one trajectory per agent run out.
+
+A run is the subtree of an agent span, stopping at nested agent spans, which are runs of their
+own and appear in the parent as one `AgentStep`. With no agent span in a trace, the trace root
+is the run. Runs are built deepest first so a parent can embed its sub-agents' steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tracescore.model.span import SpanRecord
+from tracescore.model.trajectory import AgentStep, Step, Trajectory
+from tracescore.trajectory._classify import classify
+from tracescore.trajectory._options import BuildOptions, BuildResult
+from tracescore.trajectory._steps import RunParts, build_steps
+from tracescore.trajectory._tree import Issues, Node, build_forest
+from tracescore.trajectory._views import SpanView
+
+__all__ = ["build_trajectories"]
+
+
+def build_trajectories(
+    spans: Iterable[SpanRecord], options: BuildOptions | None = None
+) -> BuildResult:
+    """Rebuild every agent run in `spans`, whatever instrumentation wrote them.
+
+    Never raises on bad spans: each problem becomes a counted warning naming the trace.
+    Trajectories come ordered by trace (earliest start, then trace id), then by run start.
+    """
+    options = options or BuildOptions()
+    by_trace: dict[str, list[SpanRecord]] = {}
+    for span in spans:
+        by_trace.setdefault(span.trace_id, []).append(span)
+    traces: list[tuple[tuple[int, str], list[Trajectory], list[str]]] = []
+    for trace_id, trace_spans in by_trace.items():
+        trajectories, warnings = _build_trace(trace_id, trace_spans, options)
+        first = min((s.start_ns for s in trace_spans), default=0)
+        traces.append(((first, trace_id), trajectories, warnings))
+    traces.sort(key=lambda t: t[0])
+    result = BuildResult()
+    for _, trajectories, warnings in traces:
+        result.trajectories.extend(trajectories)
+        result.warnings.extend(warnings)
+    return result
+
+
+def _build_trace(
+    trace_id: str, spans: list[SpanRecord], options: BuildOptions
+) -> tuple[list[Trajectory], list[str]]:
+    issues = Issues(trace_id)
+    nodes, roots = build_forest(spans, issues)
+    for node in nodes:
+        try:
+            node.view = classify(node.span, options)
+        except Exception as exc:  # a reader bug must cost one span, never the trace
+            issues.add("spans that could not be read", f"{node.span_id}: {exc!r}"[:200])
+            node.view = None
+        if node.view is not None:
+            for warning in node.view.warnings:
+                issues.add(warning, node.span_id)
+    runs = _assign_owners(roots, options, issues)
+    members: dict[Node | None, list[Node]] = {}
+    for node in nodes:  # nodes are in (start, end, span id) order, so members are too
+        members.setdefault(node.owner, []).append(node)
+    if not runs:
+        if not roots:
+            return [], issues.messages()
+        run_node = next((r for r in roots if not r.span.parent_span_id), roots[0])
+        runs = [run_node]
+        members = {run_node: members.get(None, [])}
+    else:
+        for node in members.get(None, []):
+            if node.view is not None and node.view.role in ("tool", "model"):
+                issues.add("tool or model spans outside any agent run (left out)", node.span_id)
+    built: dict[Node, tuple[str | None, tuple[Step, ...]]] = {}
+    trajectories: list[Trajectory] = []
+    complete = not issues.incomplete
+    for run_node in reversed(runs):  # preorder reversed: sub-agents before their parents
+        trajectory = _build_run(run_node, members.get(run_node, []), built, options)
+        trajectories.append(trajectory)
+    messages = issues.messages()
+    out = [_finish(t, complete, messages) for t in sorted(trajectories, key=_trajectory_key)]
+    return out, messages
+
+
+def _assign_owners(roots: list[Node], options: BuildOptions, issues: Issues) -> list[Node]:
+    """Give every node its run (preorder, iterative); return the run nodes in preorder."""
+    runs: list[Node] = []
+    stack: list[tuple[Node, Node | None, int, Node | None]] = [
+        (root, None, 0, None) for root in reversed(roots)
+    ]
+    while stack:
+        node, owner, depth, tool = stack.pop()
+        node.owner = owner
+        node.tool_ancestor = tool
+        role = node.view.role if node.view is not None else None
+        child_owner, child_depth, child_tool = owner, depth, tool
+        if role == "agent":
+            if depth < options.max_agent_depth:
+                node.is_run = True
+                runs.append(node)
+                child_owner, child_depth, child_tool = node, depth + 1, None
+            else:
+                issues.add(
+                    f"agent spans nested deeper than {options.max_agent_depth} "
+                    "(read as part of their parent run)",
+                    node.span_id,
+                )
+        elif role == "tool":
+            child_tool = node
+        for child in reversed(node.children):
+            stack.append((child, child_owner, child_depth, child_tool))
+    return runs
+
+
+def _build_run(
+    run_node: Node,
+    members: list[Node],
+    built: dict[Node, tuple[str | None, tuple[Step, ...]]],
+    options: BuildOptions,
+) -> Trajectory:
+    view = run_node.view if run_node.view is not None else SpanView("other", "none")
+    is_agent = run_node.is_run
+    # The trace-root run (no agent span) also counts the root itself when it is a step.
+    steps_from = members if is_agent else [run_node, *members]
+    steps_from = sorted({id(n): n for n in steps_from}.values(), key=lambda n: n.key)
+    models = [n for n in steps_from if n.view is not None and n.view.role == "model"]
+    tools = [n for n in steps_from if n.view is not None and n.view.role == "tool"]
+    hints = [view] if is_agent else [n.view for n in steps_from if n.view is not None]
+    agent = _first(h.agent_name for h in hints) or (run_node.span.name if is_agent else None)
+    subagents: list[tuple[Node, AgentStep]] = []
+    for node in steps_from:
+        if node.is_run and node is not run_node and node in built:
+            name, sub_steps = built[node]
+            subagents.append(
+                (
+                    node,
+                    AgentStep(
+                        name=name or node.span.name,
+                        span_id=node.span_id,
+                        start_ns=node.span.start_ns or None,
+                        end_ns=node.span.end_ns or None,
+                        steps=sub_steps,
+                    ),
+                )
+            )
+    parts = RunParts(
+        agent=agent,
+        run_node=run_node,
+        models=models,
+        tools=tools,
+        subagents=subagents,
+        fallback_requests=view.requests or () if view.role == "agent" else (),
+        fallback_responses=view.responses if view.role == "agent" else None,
+    )
+    steps = build_steps(parts, options, [])
+    built[run_node] = (agent, steps)
+    span = run_node.span
+    return Trajectory(
+        trace_id=span.trace_id,
+        span_id=run_node.span_id,
+        agent=agent,
+        input=_input(hints, models),
+        output=_output(hints, models),
+        available_tools=_tools(hints, models, options),
+        steps=steps,
+        start_ns=span.start_ns or None,
+        end_ns=span.end_ns or None,
+        attributes=dict(span.attributes),
+        resource=span.resource,
+    )
+
+
+def _first(values: Iterable[str | None]) -> str | None:
+    for value in values:
+        if value:
+            return value
+    return None
+
+
+def _resolve(value: object) -> str | None:
+    if callable(value):
+        value = value()
+    return value if isinstance(value, str) and value else None
+
+
+def _input(hints: list[SpanView], models: list[Node]) -> str | None:
+    for hint in hints:
+        text = _resolve(hint.input)
+        if text:
+            return text
+    for node in models:
+        assert node.view is not None
+        text = _resolve(node.view.input)
+        if text:
+            return text
+    return None
+
+
+def _output(hints: list[SpanView], models: list[Node]) -> str | None:
+    for hint in hints:
+        if hint.output:
+            return hint.output
+    # Else the last model answer that asked for no tool: the final answer of the loop.
+    for node in reversed(models):
+        assert node.view is not None
+        if not node.view.requests and node.view.output:
+            return node.view.output
+    return None
+
+
+def _tools(hints: list[SpanView], models: list[Node], options: BuildOptions) -> tuple[str, ...]:
+    from tracescore.trajectory._pydantic_ai import is_output_tool
+
+    names: list[str] = []
+    sources = [h.tools for h in hints if h.tools]
+    if not sources:
+        sources = [n.view.tools for n in models if n.view is not None and n.view.tools]
+    excluded = set(options.output_tool_names)
+    for node in models:
+        if node.view is not None and node.view.output_tool_names:
+            excluded.update(node.view.output_tool_names)
+    for tools in sources:
+        for name in tools:
+            if name in names:
+                continue
+            if not options.include_output_tools and is_output_tool(name, tuple(excluded)):
+                continue
+            names.append(name)
+    return tuple(names)
+
+
+def _trajectory_key(t: Trajectory) -> tuple[int, int, str]:
+    return (t.start_ns or 0, t.end_ns or 0, t.span_id or "")
+
+
+def _finish(t: Trajectory, complete: bool, warnings: list[str]) -> Trajectory:
+    if complete and not warnings:
+        return t
+    from dataclasses import replace
+
+    return replace(t, complete=complete, warnings=tuple(warnings))

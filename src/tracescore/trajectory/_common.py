@@ -1,0 +1,43 @@
+"""Span-level reads every convention shares: errors and exception events."""
+
+from __future__ import annotations
+
+from tracescore import semconv
+from tracescore.model.span import SpanRecord, StatusCode
+from tracescore.trajectory._values import as_text
+
+__all__ = ["ErrorInfo", "error_info", "name_suffix"]
+
+ErrorInfo = tuple[bool, str | None, str | None]
+
+
+def error_info(span: SpanRecord) -> ErrorInfo:
+    """(failed, error type, message) from status ERROR, `error.type` or an exception event.
+
+    The status can only be ERROR here as a StatusCode: both the protobuf integer and the JSON
+    enum name were normalised by the decoder. `error.type` alone marks an error (conventions.md
+    §8 rule 3), and an exception event alone does too: some producers record the exception
+    without setting the status.
+    """
+    error_type = as_text(span.attributes.get(semconv.ERROR_TYPE)) or None
+    message = span.status_message or as_text(span.attributes.get(semconv.ERROR_MESSAGE)) or None
+    exception = None
+    for event in span.events:
+        if event.name == semconv.EXCEPTION_EVENT:
+            exception = event
+            break
+    if exception is not None:
+        error_type = error_type or as_text(exception.attributes.get(semconv.EXCEPTION_TYPE))
+        message = message or as_text(exception.attributes.get(semconv.EXCEPTION_MESSAGE))
+    failed = span.status_code == StatusCode.ERROR or error_type is not None or exception is not None
+    if not failed:
+        return False, None, None
+    return True, error_type, message
+
+
+def name_suffix(span_name: str, prefix: str) -> str | None:
+    """`X` from a span named `{prefix} X`, else None."""
+    if span_name.startswith(prefix + " "):
+        rest = span_name[len(prefix) + 1 :].strip()
+        return rest or None
+    return None

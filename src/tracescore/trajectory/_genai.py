@@ -1,0 +1,174 @@
+"""OTel GenAI semantic conventions: `execute_tool`, `invoke_agent` and inference (`chat`) spans.
+
+Also read as-is: the GenAI spans of Vercel's `@ai-sdk/otel`, Microsoft Agent Framework, MCP
+tool spans (`error.type = tool_error`, or an `isError` result) and OpenLLMetry framework spans.
+Source: conventions.md §1 and the §8 table.
+"""
+
+from __future__ import annotations
+
+from tracescore import semconv
+from tracescore.model.span import SpanRecord
+from tracescore.trajectory._common import error_info, name_suffix
+from tracescore.trajectory._messages import (
+    first_user_text,
+    last_assistant_text,
+    make_response,
+    parse_messages,
+    tool_names,
+    tool_requests,
+    tool_responses,
+)
+from tracescore.trajectory._options import BuildOptions
+from tracescore.trajectory._values import as_int, as_text, clean_id, parse_lenient, truncate
+from tracescore.trajectory._views import Convention, SpanView
+
+__all__ = ["GENAI", "cut", "read_agent", "read_model", "read_tool"]
+
+NAME = "genai"
+
+
+def _operation(span: SpanRecord) -> str | None:
+    op = as_text(span.attributes.get(semconv.GEN_AI_OPERATION_NAME))
+    if op:
+        return op
+    # The attribute is Required, but a span name is all some older producers leave.
+    name = span.name
+    if name.startswith(semconv.OP_EXECUTE_TOOL + " "):
+        return semconv.OP_EXECUTE_TOOL
+    if name == semconv.OP_INVOKE_AGENT or name.startswith(semconv.OP_INVOKE_AGENT + " "):
+        return semconv.OP_INVOKE_AGENT
+    return None
+
+
+def read(span: SpanRecord, options: BuildOptions) -> SpanView | None:
+    """A GenAI view of `span`, or None when it carries no GenAI operation."""
+    op = _operation(span)
+    if op is None:
+        return None
+    if op == semconv.OP_EXECUTE_TOOL:
+        return read_tool(span, options, NAME)
+    if op == semconv.OP_INVOKE_AGENT:
+        return read_agent(span, options, NAME)
+    if op in semconv.MODEL_OPERATIONS:
+        return read_model(span, options, NAME)
+    # create_agent, invoke_workflow, embeddings, ...: not steps of a trajectory.
+    return SpanView("other", NAME)
+
+
+def read_tool(span: SpanRecord, options: BuildOptions, convention: str) -> SpanView:
+    """An `execute_tool` span: one execution, with its status."""
+    attrs = span.attributes
+    limit = options.max_value_chars
+    failed, error_type, message = error_info(span)
+    view = SpanView(
+        "tool",
+        convention,
+        tool_name=as_text(attrs.get(semconv.GEN_AI_TOOL_NAME))
+        or name_suffix(span.name, semconv.OP_EXECUTE_TOOL),
+        call_id=clean_id(attrs.get(semconv.GEN_AI_TOOL_CALL_ID)),
+        error=failed,
+        error_type=error_type,
+        error_message=message,
+    )
+    if semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attrs:
+        view.arguments = parse_lenient(attrs[semconv.GEN_AI_TOOL_CALL_ARGUMENTS], limit)
+    if semconv.GEN_AI_TOOL_CALL_RESULT in attrs:
+        raw = attrs[semconv.GEN_AI_TOOL_CALL_RESULT]
+        view.result = parse_lenient(raw, limit)
+        # MCP: a CallToolResult with isError is a failed call even when the span is not.
+        if make_response(raw).is_error and not failed:
+            view.error = True
+            view.error_type = semconv.MCP_TOOL_ERROR
+    return view
+
+
+def read_agent(span: SpanRecord, options: BuildOptions, convention: str) -> SpanView:
+    """An `invoke_agent` span: who ran, what was asked, what was answered."""
+    attrs = span.attributes
+    limit = options.max_value_chars
+    inputs = parse_messages(attrs.get(semconv.GEN_AI_INPUT_MESSAGES))
+    outputs = parse_messages(attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES))
+    view = SpanView(
+        "agent",
+        convention,
+        agent_name=as_text(attrs.get(semconv.GEN_AI_AGENT_NAME))
+        or name_suffix(span.name, semconv.OP_INVOKE_AGENT)
+        or as_text(attrs.get(semconv.GEN_AI_AGENT_ID)),
+        input=cut(first_user_text(inputs), limit),
+        output=cut(last_assistant_text(outputs), limit),
+    )
+    if semconv.GEN_AI_TOOL_DEFINITIONS in attrs:
+        view.tools = tool_names(attrs[semconv.GEN_AI_TOOL_DEFINITIONS])
+    # Requests and responses recorded on the agent span are a fallback for runs whose model
+    # spans are missing (Microsoft Agent Framework writes the whole exchange here).
+    if inputs or outputs:
+        view.requests = tool_requests(inputs + outputs)
+        everything = inputs + outputs
+        view.responses = lambda: tool_responses(everything)
+    return view
+
+
+def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> SpanView:
+    """An inference span: tokens, the calls the model requested, and (lazily) the responses."""
+    attrs = span.attributes
+    limit = options.max_value_chars
+    outputs = parse_messages(attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES))
+    raw_inputs = attrs.get(semconv.GEN_AI_INPUT_MESSAGES)
+    input_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_INPUT_TOKENS))
+    output_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_OUTPUT_TOKENS))
+    view = SpanView(
+        "model",
+        convention,
+        model=as_text(attrs.get(semconv.GEN_AI_RESPONSE_MODEL))
+        or as_text(attrs.get(semconv.GEN_AI_REQUEST_MODEL)),
+        input_tokens=input_tokens
+        if input_tokens is not None
+        else as_int(attrs.get(semconv.GEN_AI_USAGE_PROMPT_TOKENS)),
+        output_tokens=output_tokens
+        if output_tokens is not None
+        else as_int(attrs.get(semconv.GEN_AI_USAGE_COMPLETION_TOKENS)),
+        output=cut(last_assistant_text(outputs), limit),
+    )
+    if semconv.GEN_AI_OUTPUT_MESSAGES in attrs:
+        view.requests = tool_requests(outputs)
+    if semconv.GEN_AI_TOOL_DEFINITIONS in attrs:
+        view.tools = tool_names(attrs[semconv.GEN_AI_TOOL_DEFINITIONS])
+    if raw_inputs is not None:
+        view.input = lambda: cut(first_user_text(parse_messages(raw_inputs)), limit)
+        view.responses = lambda: tool_responses(parse_messages(raw_inputs))
+    return view
+
+
+def cut(text: str | None, limit: int) -> str | None:
+    """Input or output text, cut to the limit."""
+    return truncate(text, limit) if text is not None else None
+
+
+GENAI = Convention(
+    name=NAME,
+    keys=frozenset(
+        {
+            semconv.GEN_AI_OPERATION_NAME,
+            semconv.GEN_AI_AGENT_NAME,
+            semconv.GEN_AI_AGENT_ID,
+            semconv.GEN_AI_INPUT_MESSAGES,
+            semconv.GEN_AI_OUTPUT_MESSAGES,
+            semconv.GEN_AI_TOOL_DEFINITIONS,
+            semconv.GEN_AI_TOOL_NAME,
+            semconv.GEN_AI_TOOL_CALL_ID,
+            semconv.GEN_AI_TOOL_CALL_ARGUMENTS,
+            semconv.GEN_AI_TOOL_CALL_RESULT,
+            semconv.GEN_AI_REQUEST_MODEL,
+            semconv.GEN_AI_RESPONSE_MODEL,
+            semconv.GEN_AI_USAGE_INPUT_TOKENS,
+            semconv.GEN_AI_USAGE_OUTPUT_TOKENS,
+            semconv.GEN_AI_USAGE_PROMPT_TOKENS,
+            semconv.GEN_AI_USAGE_COMPLETION_TOKENS,
+            semconv.ERROR_TYPE,
+            semconv.ERROR_MESSAGE,
+        }
+    ),
+    prefixes=(),
+    read=read,
+)

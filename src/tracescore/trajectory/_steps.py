@@ -1,0 +1,310 @@
+"""The steps of one run: join requested calls to executions, decide statuses, order them.
+
+Tool calls follow the order the model requested them (tool_call parts across the run's model
+spans), so a paused call keeps its place between its neighbours. Executions with no recorded
+request, model calls and sub-agent runs follow start time, then end time, then span id. The two
+sequences are merged like merge sort, so neither loses its own order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tracescore import semconv
+from tracescore.model.trajectory import AgentStep, ModelCall, Step, ToolCall, ToolStatus
+from tracescore.trajectory._messages import lenient
+from tracescore.trajectory._options import BuildOptions
+from tracescore.trajectory._pydantic_ai import is_output_tool
+from tracescore.trajectory._tree import Node
+from tracescore.trajectory._values import as_text, clean_id
+from tracescore.trajectory._views import MISSING, Response, ToolRequest
+
+__all__ = ["RunParts", "build_steps"]
+
+
+@dataclass(slots=True)
+class RunParts:
+    """The members of one run, already sorted by (start, end, span id)."""
+
+    agent: str | None
+    run_node: Node
+    models: list[Node]
+    tools: list[Node]
+    subagents: list[tuple[Node, AgentStep]]
+    fallback_requests: tuple[ToolRequest, ...]
+    fallback_responses: Any  # LazyResponses | None
+
+
+@dataclass(slots=True)
+class _Request:
+    request: ToolRequest
+    anchor: int
+    execution: Node | None = None
+
+
+def build_steps(parts: RunParts, options: BuildOptions, warn: list[str]) -> tuple[Step, ...]:
+    """The ordered steps of one run."""
+    output_tools = set(options.output_tool_names)
+    requests: list[_Request] = []
+    seen_ids: set[str] = set()
+    for model in parts.models:
+        view = model.view
+        assert view is not None
+        if view.output_tool_names:
+            output_tools.update(view.output_tool_names)
+        anchor = model.span.end_ns or model.span.start_ns
+        for request in view.requests or ():
+            if request.call_id is not None:
+                if request.call_id in seen_ids:
+                    continue  # the same call recorded twice (e.g. a retried stream)
+                seen_ids.add(request.call_id)
+            requests.append(_Request(request, anchor))
+    if not requests and parts.fallback_requests:
+        anchor = parts.run_node.span.start_ns
+        for request in parts.fallback_requests:
+            if request.call_id is not None:
+                if request.call_id in seen_ids:
+                    continue
+                seen_ids.add(request.call_id)
+            requests.append(_Request(request, anchor))
+    names = tuple(sorted(output_tools))
+    unmatched = _join(requests, _executions(parts.tools))
+    requested: list[tuple[int, Step]] = []
+    responses: dict[str, Response] | None = None
+    decisions: dict[str, str] | None = None
+    for item in requests:
+        if item.execution is not None:
+            call = _executed(item.execution, item.request, parts.agent, options)
+            anchor = item.execution.span.start_ns
+        else:
+            if responses is None:
+                responses = _responses(parts)
+                decisions = _decisions(parts, options)
+            assert decisions is not None
+            call = _unexecuted(item.request, responses, decisions, parts.agent, options)
+            anchor = item.anchor
+        if options.include_output_tools or not is_output_tool(call.name, names):
+            requested.append((anchor, call))
+    others: list[tuple[tuple[int, int, str], Step]] = []
+    for node in unmatched:
+        call = _executed(node, None, parts.agent, options)
+        if options.include_output_tools or not (
+            (node.view is not None and node.view.output_tool) or is_output_tool(call.name, names)
+        ):
+            others.append((node.key, call))
+    for node in parts.models:
+        view = node.view
+        assert view is not None
+        span = node.span
+        step = ModelCall(
+            model=view.model,
+            input_tokens=view.input_tokens,
+            output_tokens=view.output_tokens,
+            start_ns=span.start_ns or None,
+            end_ns=span.end_ns or None,
+            span_id=node.span_id,
+        )
+        others.append((node.key, step))
+    others.extend((node.key, step) for node, step in parts.subagents)
+    others.sort(key=lambda pair: pair[0])
+    return _merge(requested, others)
+
+
+def _executions(tools: list[Node]) -> list[Node]:
+    """Tool nodes minus inner spans of the same call (e.g. an MCP span inside a tool span)."""
+    kept: list[Node] = []
+    for node in tools:
+        view = node.view
+        assert view is not None
+        outer = node.tool_ancestor
+        if (
+            outer is not None
+            and outer.view is not None
+            and (
+                (view.call_id is not None and view.call_id == outer.view.call_id)
+                or view.tool_name == outer.view.tool_name
+            )
+        ):
+            _fill(outer, node)
+            continue
+        kept.append(node)
+    return kept
+
+
+def _fill(outer: Node, inner: Node) -> None:
+    a, b = outer.view, inner.view
+    assert a is not None
+    assert b is not None
+    if a.arguments is MISSING:
+        a.arguments = b.arguments
+    if a.result is MISSING:
+        a.result = b.result
+    if b.error and not a.error:
+        a.error, a.error_type, a.error_message = True, b.error_type, b.error_message
+
+
+def _join(requests: list[_Request], executions: list[Node]) -> list[Node]:
+    """Attach executions to requests by call id, then by name and order; return the rest.
+
+    An execution with an id may only take a request without one (and vice versa): two
+    different ids are two different calls. Per-name queues keep this linear.
+    """
+    by_id: dict[str, _Request] = {}
+    for item in requests:
+        if item.request.call_id is not None:
+            by_id.setdefault(item.request.call_id, item)
+    rest: list[Node] = []
+    for node in executions:
+        view = node.view
+        assert view is not None
+        found = by_id.get(view.call_id) if view.call_id is not None else None
+        if found is not None and found.execution is None:
+            found.execution = node
+        else:
+            rest.append(node)
+    if not rest:
+        return rest
+    any_queue: dict[str, list[_Request]] = {}
+    idless_queue: dict[str, list[_Request]] = {}
+    for item in requests:
+        any_queue.setdefault(item.request.name, []).append(item)
+        if item.request.call_id is None:
+            idless_queue.setdefault(item.request.name, []).append(item)
+    cursor: dict[tuple[bool, str], int] = {}
+    unmatched: list[Node] = []
+    for node in rest:
+        view = node.view
+        assert view is not None
+        name = view.tool_name or ""
+        has_id = view.call_id is not None
+        queue = (idless_queue if has_id else any_queue).get(name, [])
+        position = cursor.get((has_id, name), 0)
+        while position < len(queue) and queue[position].execution is not None:
+            position += 1
+        cursor[(has_id, name)] = position
+        if position < len(queue):
+            queue[position].execution = node
+        else:
+            unmatched.append(node)
+    return unmatched
+
+
+def _executed(
+    node: Node, request: ToolRequest | None, agent: str | None, options: BuildOptions
+) -> ToolCall:
+    view = node.view
+    assert view is not None
+    status: ToolStatus = "ok"
+    if view.pause_reason is not None:
+        status = "paused"
+    elif view.error:
+        status = "error"
+    arguments = view.arguments
+    if arguments is MISSING:
+        arguments = lenient(request.arguments, options.max_value_chars) if request else None
+    name = view.tool_name or (request.name if request else None) or node.span.name
+    return ToolCall(
+        name=name,
+        call_id=view.call_id or (request.call_id if request else None),
+        arguments=None if arguments is MISSING else arguments,
+        result=None if view.result is MISSING else view.result,
+        status=status,
+        error_type=view.error_type if status == "error" else None,
+        error_message=view.error_message if status == "error" else None,
+        pause_reason=view.pause_reason,
+        start_ns=node.span.start_ns or None,
+        end_ns=node.span.end_ns or None,
+        span_id=node.span_id,
+        agent=agent,
+    )
+
+
+def _unexecuted(
+    request: ToolRequest,
+    responses: dict[str, Response],
+    decisions: dict[str, str],
+    agent: str | None,
+    options: BuildOptions,
+) -> ToolCall:
+    limit = options.max_value_chars
+    arguments = lenient(request.arguments, limit)
+    response = responses.get(request.call_id) if request.call_id else None
+    status: ToolStatus = "ok"
+    reason: str | None = None
+    result: Any = None
+    error_type: str | None = None
+    decision = decisions.get(request.call_id or "") or decisions.get(f"name:{request.name}")
+    if response is not None:
+        result = lenient(response.result, limit)
+    if response is not None and response.denied and options.pause.denied_responses:
+        status, reason = "paused", "denied"
+    elif decision is not None:
+        status, reason = "paused", decision
+    elif response is not None:
+        if response.is_error:
+            status, error_type = "error", semconv.MCP_TOOL_ERROR
+    elif options.pause.unexecuted_request:
+        status, reason = "paused", "no_execution"
+    return ToolCall(
+        name=request.name,
+        call_id=request.call_id,
+        arguments=None if arguments is MISSING else arguments,
+        result=result,
+        status=status,
+        error_type=error_type,
+        pause_reason=reason,
+        agent=agent,
+    )
+
+
+def _responses(parts: RunParts) -> dict[str, Response]:
+    out: dict[str, Response] = {}
+    sources: list[Any] = [m.view.responses for m in parts.models if m.view is not None]
+    sources.append(parts.fallback_responses)
+    for lazy in sources:
+        if lazy is None:
+            continue
+        for call_id, response in lazy().items():
+            out.setdefault(call_id, response)
+    return out
+
+
+def _decisions(parts: RunParts, options: BuildOptions) -> dict[str, str]:
+    """Pause reasons from `gen_ai.tool.call.decision` events, by call id or `name:<tool>`."""
+    out: dict[str, str] = {}
+    nodes: Iterable[Node] = [parts.run_node, *parts.models, *parts.tools]
+    for node in nodes:
+        for event in node.span.events:
+            if event.name != semconv.GEN_AI_TOOL_CALL_DECISION_EVENT:
+                continue
+            outcome = as_text(event.attributes.get(semconv.GEN_AI_TOOL_CALL_DECISION_OUTCOME))
+            reason = options.pause.decisions.get(outcome or "")
+            if reason is None:
+                continue
+            call_id = clean_id(event.attributes.get(semconv.GEN_AI_TOOL_CALL_ID))
+            name = as_text(event.attributes.get(semconv.GEN_AI_TOOL_NAME))
+            if call_id:
+                out.setdefault(call_id, reason)
+            elif name:
+                out.setdefault(f"name:{name}", reason)
+    return out
+
+
+def _merge(
+    requested: Sequence[tuple[int, Step]], others: Sequence[tuple[tuple[int, int, str], Step]]
+) -> tuple[Step, ...]:
+    out: list[Step] = []
+    i = j = 0
+    while i < len(requested) and j < len(others):
+        # Ties go to the requested call: a tool that wraps a sub-agent starts with it.
+        if requested[i][0] <= others[j][0][0]:
+            out.append(requested[i][1])
+            i += 1
+        else:
+            out.append(others[j][1])
+            j += 1
+    out.extend(step for _, step in requested[i:])
+    out.extend(step for _, step in others[j:])
+    return tuple(out)

@@ -1,0 +1,154 @@
+"""Lenient value handling: parse what producers write, keep what cannot be parsed, cut what is huge.
+
+Producers write arguments and results as JSON strings, as structured OTLP values, or as plain
+text (pydantic-ai writes strings as-is; OpenInference agno writes Python `str(result)`). Nothing
+here raises on odd input: the worst case is the original text, kept as text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from tracescore.model.span import AttrValue, SpanRecord
+
+__all__ = [
+    "as_int",
+    "as_text",
+    "clean_id",
+    "json_safe",
+    "parse_json",
+    "parse_lenient",
+    "truncate",
+]
+
+# Only these first characters make a string worth a json.loads attempt: objects, arrays and
+# JSON-encoded strings. Numbers and words stay text, so "42" stays the string "42".
+_JSON_STARTS = frozenset('{["')
+
+
+def truncate(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters with a marker naming the original size."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…[truncated, {len(text)} chars]"
+
+
+def clean_text(text: str) -> str:
+    """Text that encodes as UTF-8: lone surrogates (from JSON escapes) become U+FFFD."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # UTF-16 with surrogatepass keeps valid pairs and turns lone halves into U+FFFD.
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def as_text(value: object) -> str | None:
+    """A value as text: strings as they are, bytes decoded leniently, others None."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return None
+
+
+def clean_id(value: object) -> str | None:
+    """A call id without stray whitespace (the registry examples have `" call_VSPy..."`)."""
+    text = as_text(value)
+    if text is None:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        return None
+    text = text.strip()
+    return text or None
+
+
+def as_int(value: object) -> int | None:
+    """An integer count, or None (bools are not counts)."""
+    # bool before int: bool subclasses int, and True is not a token count.
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def parse_json(value: object) -> Any:
+    """Decoded JSON when `value` is a JSON string; structured values as they are; else None."""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, str):
+        stripped = value.strip()
+        if not stripped or stripped[0] not in _JSON_STARTS:
+            return None
+        try:
+            return json.loads(stripped)
+        except (ValueError, RecursionError):
+            return None
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def parse_lenient(value: object, limit: int) -> Any:
+    """Arguments or a result as JSON-safe data: parsed JSON, structured values, or the text.
+
+    A string longer than `limit` is not parsed: it is cut with a marker, so one huge result
+    cannot make the trajectory (or the JSON Lines output) unbounded.
+    """
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, str):
+        if len(value) > limit:
+            return truncate(clean_text(value), limit)
+        parsed = parse_json(value)
+        if parsed is None:
+            return clean_text(value)
+        return json_safe(parsed, limit)
+    return json_safe(value, limit)
+
+
+def json_safe(value: object, limit: int, _depth: int = 0) -> Any:
+    """A copy that `json.dumps` accepts: bytes and non-finite floats become text, strings cut.
+
+    Depth is capped because a kvlist or JSON document can nest arbitrarily deep.
+    """
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, str):
+        return truncate(clean_text(value), limit)
+    if isinstance(value, bytes):
+        return truncate(value.decode("utf-8", "replace"), limit)
+    if _depth > 64:
+        return truncate(repr(value), limit)
+    if isinstance(value, dict):
+        return {
+            (k if isinstance(k, str) else str(k)): json_safe(v, limit, _depth + 1)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [json_safe(v, limit, _depth + 1) for v in value]
+    return truncate(repr(value), limit)
+
+
+def attr(span: SpanRecord, key: str) -> AttrValue:
+    """The raw attribute, or None."""
+    return span.attributes.get(key)
+
+
+def attr_text(span: SpanRecord, key: str) -> str | None:
+    """The attribute as text (strings and bytes), or None."""
+    return as_text(span.attributes.get(key))

@@ -1,0 +1,147 @@
+"""The per-span classification interface shared by every convention reader.
+
+A convention module exposes a `Convention`: the attribute keys (and key prefixes) it reads, and
+`read(span, options)` returning a `SpanView` when it recognises the span, else None. The builder
+never looks at attributes itself; it only combines views. A span several conventions describe
+is read once: the first view (in convention priority order) decides the role, later views of the
+same role only fill fields the first left empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, TypeAlias
+
+from tracescore.model.span import SpanRecord
+from tracescore.trajectory._options import BuildOptions
+
+__all__ = [
+    "MISSING",
+    "Convention",
+    "Response",
+    "Role",
+    "SpanView",
+    "ToolRequest",
+    "merge_views",
+]
+
+Role: TypeAlias = Literal["agent", "tool", "model", "other"]
+
+
+class _Missing:
+    """Marks "not recorded", as opposed to a recorded null arguments or result."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRequest:
+    """A tool call a model asked for (a `tool_call` part or its equivalent)."""
+
+    name: str
+    call_id: str | None
+    arguments: Any = MISSING
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """What came back to the model for one call id: a result, or a denial."""
+
+    result: Any
+    denied: bool = False
+    is_error: bool = False
+
+
+# Parsing a chat span's input messages is the most expensive read (the whole history on every
+# call), and it is only needed for requests that have no execution span. So it is deferred.
+LazyResponses: TypeAlias = Callable[[], dict[str, Response]]
+LazyText: TypeAlias = Callable[[], str | None]
+
+
+@dataclass(slots=True)
+class SpanView:
+    """What one convention understood of one span. None means "this convention does not say"."""
+
+    role: Role
+    convention: str
+    # agent (and, for `other` spans, hints used when the trace root is the run)
+    agent_name: str | None = None
+    input: str | LazyText | None = None
+    output: str | None = None
+    tools: tuple[str, ...] | None = None
+    # tool execution
+    tool_name: str | None = None
+    call_id: str | None = None
+    arguments: Any = MISSING
+    result: Any = MISSING
+    error: bool | None = None
+    error_type: str | None = None
+    error_message: str | None = None
+    pause_reason: str | None = None
+    output_tool: bool | None = None
+    # model call
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    requests: tuple[ToolRequest, ...] | None = None
+    responses: LazyResponses | None = None
+    output_tool_names: tuple[str, ...] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+_MERGED = tuple(
+    f.name for f in fields(SpanView) if f.name not in ("role", "convention", "warnings")
+)
+
+
+def merge_views(views: list[SpanView]) -> SpanView | None:
+    """One view per span: the first decisive view wins, later ones fill its gaps.
+
+    `other` views never override a decisive role, but they can still lend hints (agent name,
+    input, output) to an `other` winner.
+    """
+    if not views:
+        return None
+    decisive = [v for v in views if v.role != "other"]
+    first = decisive[0] if decisive else views[0]
+    same = [v for v in views if v.role == first.role and v is not first]
+    for other in same:
+        for name in _MERGED:
+            mine = getattr(first, name)
+            if mine is None or mine is MISSING:
+                theirs = getattr(other, name)
+                if theirs is not None and theirs is not MISSING:
+                    setattr(first, name, theirs)
+        first.warnings.extend(other.warnings)
+    return first
+
+
+@dataclass(frozen=True, slots=True)
+class Convention:
+    """One instrumentation convention: the attribute keys it reads and its span reader.
+
+    `keys` and `prefixes` feed `needed_attribute`, so a receiver that decodes only those keys
+    gives the reader everything it needs.
+    """
+
+    name: str
+    keys: frozenset[str]
+    prefixes: tuple[str, ...]
+    read: Callable[[SpanRecord, BuildOptions], SpanView | None]
+    extends: tuple[str, ...] = ()
+    """Conventions this reader already applies itself (skipped when it recognised the span)."""
