@@ -1,20 +1,56 @@
 """Scenarios: which runs get which scorers, and the verdicts that follow (pure).
 
-Per run: verdict `failed` if a gate did not pass, else `scored` if a threshold was missed, else
-`passed`; None when the scenario has no gates or thresholds.
+Selection: scenarios are tried in config order and a run is scored by the **first** scenario
+whose `match` holds (like a routing table: put specific scenarios before catch-alls). A run no
+scenario matches is reported with no scores. A matched run is then sampled by trace id: a
+sha256 of the id decides, so every replica and every re-run decides the same.
+
+Per run (as Mastra's `runEvals`): verdict `failed` if a gate did not pass, else `scored` if a
+threshold was missed, else `passed`; None when no gate or threshold produced a result (the
+scenario has none, or every one was not scorable). A gate passes when its score `passed` is
+true (the scorer's own notion, or its threshold). A scorer that failed (error score) fails its
+gate and misses its threshold: a failure is never certified. A not-scorable score (value None)
+is skipped and named in `RunResult.skipped`, as is an entry that was not run at all.
+
+Per scenario over its runs: `pass_rate` is n_passed / n_scored over runs with a verdict
+(Agno's per-attempt view); `in_learning_zone` is 0 < n_passed < n_scored. The scenario verdict
+follows `runEvals`' aggregate view: `failed` if any run failed a gate (a gate's mean must be
+1.0), else `scored` if a thresholded scorer's mean over the runs misses its threshold (or the
+scorer failed on a run), else `passed`; None when no run has a verdict.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, TypeAlias
+import hashlib
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any, Literal, TypeAlias
 
+from tracescore.config.model import Config, Scenario, ScenarioMatch
 from tracescore.model.score import Score
+from tracescore.model.span import AttrValue
 from tracescore.model.trajectory import Trajectory
 
-__all__ = ["RunResult", "Verdict"]
+__all__ = [
+    "RunResult",
+    "ScenarioSummary",
+    "Verdict",
+    "conclude",
+    "evaluate_run",
+    "is_sampled",
+    "matches",
+    "score_entries",
+    "select_scenario",
+    "summarize",
+]
 
 Verdict: TypeAlias = Literal["passed", "scored", "failed"]
+
+# Means are rounded before they meet a threshold so that 0.7, 0.8, 0.9 average to 0.8, not
+# 0.7999999999999999.
+_MEAN_DIGITS = 9
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,3 +65,214 @@ class RunResult:
     verdict: Verdict | None = None
     digest: str | None = None
     """Digest of the scenario's whole scoring config (`tracescore.digest`)."""
+    sampled: bool = True
+    """False when the scenario matched but sampling left the run out (then no scores)."""
+    skipped: tuple[str, ...] = ()
+    """Gates and thresholded scorers left out of the verdict: not scorable or not run."""
+
+
+def matches(match: ScenarioMatch, trajectory: Trajectory) -> bool:
+    """True when every condition of `match` holds for the run (no conditions: always)."""
+    if match.agent is not None and (
+        trajectory.agent is None or not fnmatchcase(trajectory.agent, match.agent)
+    ):
+        return False
+    pattern = match.pattern
+    if pattern is not None and (trajectory.input is None or not pattern.search(trajectory.input)):
+        return False
+    for key, expected in match.attributes.items():
+        if not (
+            _same_value(trajectory.attributes.get(key), expected)
+            or _same_value(trajectory.resource.get(key), expected)
+        ):
+            return False
+    return True
+
+
+def _same_value(actual: AttrValue, expected: str | int | float | bool) -> bool:
+    # bool before numbers: bool subclasses int, and `true` never equals 1.
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return isinstance(actual, bool) and isinstance(expected, bool) and actual == expected
+    if isinstance(expected, int | float):
+        return isinstance(actual, int | float) and actual == expected
+    return isinstance(actual, str) and actual == expected
+
+
+def select_scenario(config: Config, trajectory: Trajectory) -> Scenario | None:
+    """The first scenario, in config order, whose match holds for the run."""
+    for scenario in config.scenarios:
+        if matches(scenario.match, trajectory):
+            return scenario
+    return None
+
+
+def is_sampled(trace_id: str, rate: float) -> bool:
+    """Whether a run is scored at sampling `rate`, decided by its trace id alone.
+
+    A hash rather than the id's own low bits, so ids that are not random (test generators,
+    sequential ids) still sample evenly.
+    """
+    if rate >= 1.0:
+        return True
+    if rate <= 0.0:
+        return False
+    digest = hashlib.sha256(trace_id.strip().lower().encode()).digest()
+    return int.from_bytes(digest[:8], "big") < rate * 2.0**64
+
+
+def score_entries(
+    scenario: Scenario, trajectory: Trajectory, *, deterministic_only: bool = False
+) -> dict[str, Score]:
+    """Run the scenario's gates and scorers on one run, keyed by score name.
+
+    With `deterministic_only`, scorers that need a judge (`deterministic = False`) are left
+    out for the caller to score asynchronously and pass to `conclude` with the rest.
+    """
+    scores: dict[str, Score] = {}
+    for entry, _is_gate in scenario.entries:
+        if deterministic_only and not entry.deterministic:
+            continue
+        scores[entry.score_name] = entry.score(trajectory)
+    return scores
+
+
+def conclude(scenario: Scenario, trajectory: Trajectory, scores: Mapping[str, Score]) -> RunResult:
+    """The run's result from its scores: verdict, skipped entries, scores in config order."""
+    gate_failed = threshold_missed = has_result = False
+    skipped: list[str] = []
+    ordered: list[Score] = []
+    for entry, is_gate in scenario.entries:
+        name = entry.score_name
+        score = scores.get(name)
+        if score is not None:
+            ordered.append(score)
+        threshold = None if is_gate else entry.threshold
+        if not is_gate and threshold is None:
+            continue
+        if score is None or (score.value is None and score.error is None):
+            skipped.append(name)
+            continue
+        has_result = True
+        if threshold is None:  # a gate
+            gate_failed = gate_failed or score.error is not None or score.passed is not True
+        elif score.value is None or not threshold.check(score.value):
+            threshold_missed = True
+    verdict: Verdict | None = None
+    if has_result:
+        verdict = "failed" if gate_failed else "scored" if threshold_missed else "passed"
+    return RunResult(
+        trajectory=trajectory,
+        scenario=scenario.name,
+        scores=tuple(ordered),
+        gates=frozenset(g.score_name for g in scenario.gates),
+        verdict=verdict,
+        digest=scenario.digest,
+        skipped=tuple(skipped),
+    )
+
+
+def evaluate_run(
+    config: Config, trajectory: Trajectory, *, deterministic_only: bool = False
+) -> RunResult:
+    """Select, sample, score and conclude one run in one call (synchronous).
+
+    Scorers that need a judge run their synchronous fallback unless `deterministic_only`,
+    in which case they are named in `skipped` (gates and thresholded ones) and left out.
+    """
+    scenario = select_scenario(config, trajectory)
+    if scenario is None:
+        return RunResult(trajectory=trajectory, scenario=None)
+    if not is_sampled(trajectory.trace_id, scenario.sample):
+        return RunResult(
+            trajectory=trajectory, scenario=scenario.name, digest=scenario.digest, sampled=False
+        )
+    scores = score_entries(scenario, trajectory, deterministic_only=deterministic_only)
+    return conclude(scenario, trajectory, scores)
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioSummary:
+    """One scenario over all its runs (see the module docstring for the rules)."""
+
+    name: str
+    n_runs: int
+    """Runs the scenario matched and sampled."""
+    n_scored: int
+    """Runs with a verdict."""
+    n_passed: int
+    """Runs whose verdict is `passed`."""
+    pass_rate: float | None
+    means: Mapping[str, float | None] = field(default_factory=dict)
+    """Mean value per score name over the runs where it had a value."""
+    in_learning_zone: bool = False
+    verdict: Verdict | None = None
+    n_sampled_out: int = 0
+    missed_thresholds: tuple[str, ...] = ()
+    """Thresholded scorers whose mean missed (or that failed on some run)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `{"kind": "scenario", ...}` line of `tracescore score --output json`."""
+        return {
+            "kind": "scenario",
+            "name": self.name,
+            "n_runs": self.n_runs,
+            "n_scored": self.n_scored,
+            "n_passed": self.n_passed,
+            "pass_rate": self.pass_rate,
+            "in_learning_zone": self.in_learning_zone,
+            "verdict": self.verdict,
+        }
+
+
+def summarize(config: Config, results: Iterable[RunResult]) -> list[ScenarioSummary]:
+    """One summary per scenario of `config`, in config order (scenarios with no runs too)."""
+    by_name: dict[str, list[RunResult]] = {s.name: [] for s in config.scenarios}
+    sampled_out: dict[str, int] = dict.fromkeys(by_name, 0)
+    for result in results:
+        if result.scenario not in by_name:
+            continue
+        if result.sampled:
+            by_name[result.scenario].append(result)
+        else:
+            sampled_out[result.scenario] += 1
+    return [_summary(s, by_name[s.name], sampled_out[s.name]) for s in config.scenarios]
+
+
+def _summary(scenario: Scenario, runs: list[RunResult], n_sampled_out: int) -> ScenarioSummary:
+    verdicts = [r.verdict for r in runs if r.verdict is not None]
+    n_scored = len(verdicts)
+    n_passed = sum(1 for v in verdicts if v == "passed")
+    values: dict[str, list[float]] = {e.score_name: [] for e, _ in scenario.entries}
+    errored: set[str] = set()
+    for run in runs:
+        for score in run.scores:
+            if score.value is not None:
+                values.setdefault(score.name, []).append(score.value)
+            elif score.error is not None:
+                errored.add(score.name)
+    means = {
+        name: round(math.fsum(vs) / len(vs), _MEAN_DIGITS) if vs else None
+        for name, vs in values.items()
+    }
+    missed: list[str] = []
+    for entry in scenario.scorers:
+        if entry.threshold is None:
+            continue
+        mean = means.get(entry.score_name)
+        if entry.score_name in errored or (mean is not None and not entry.threshold.check(mean)):
+            missed.append(entry.score_name)
+    verdict: Verdict | None = None
+    if verdicts:
+        verdict = "failed" if "failed" in verdicts else "scored" if missed else "passed"
+    return ScenarioSummary(
+        name=scenario.name,
+        n_runs=len(runs),
+        n_scored=n_scored,
+        n_passed=n_passed,
+        pass_rate=n_passed / n_scored if n_scored else None,
+        means=means,
+        in_learning_zone=0 < n_passed < n_scored,
+        verdict=verdict,
+        n_sampled_out=n_sampled_out,
+        missed_thresholds=tuple(missed),
+    )

@@ -1,8 +1,19 @@
-"""The root config model. Frozen pydantic, unknown keys refused, defaults on the fields."""
+"""The root config model. Frozen pydantic, unknown keys refused, defaults on the fields.
+
+Cross-entry rules (unique names) are plain functions here so that the loader can also apply
+them to raw YAML when other problems keep pydantic from reaching the model validators: every
+problem is reported at once.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from tracescore.config.judge import JudgeSettings
 from tracescore.config.serve import (
@@ -10,9 +21,36 @@ from tracescore.config.serve import (
     ExporterSettings,
     ReceiversSettings,
 )
+from tracescore.scorers.base import ScorerBase
 from tracescore.scorers.registry import AnyScorer
 
-__all__ = ["Config", "Scenario", "ScenarioMatch"]
+__all__ = [
+    "SCENARIO_DIGEST_VERSION",
+    "Config",
+    "LocatedError",
+    "Scenario",
+    "ScenarioMatch",
+    "duplicate_entry_names",
+    "duplicate_scenario_names",
+]
+
+SCENARIO_DIGEST_VERSION = "scenario-v1"
+
+# Score names end up in attribute keys (`eval.<name>.score`) and metric attributes, so they
+# are restricted to characters every backend keeps as they are.
+_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+
+class LocatedError(ValueError):
+    """A validation error that points below the model it was raised in.
+
+    A model validator can only fail the whole model; `loc` (relative to that model) lets the
+    config loader report the exact entry, e.g. `scenarios[0].scorers[2].name`.
+    """
+
+    def __init__(self, message: str, loc: tuple[str | int, ...]) -> None:
+        super().__init__(message)
+        self.loc = loc
 
 
 class _Frozen(BaseModel):
@@ -22,32 +60,172 @@ class _Frozen(BaseModel):
 class ScenarioMatch(_Frozen):
     """Which agent runs a scenario applies to; every condition given must hold."""
 
-    agent: str | None = None
-    """Glob on the agent name, e.g. `support-*`."""
+    agent: str | None = Field(default=None, min_length=1)
+    """Glob on the agent name (`fnmatch`, case-sensitive), e.g. `support-*`."""
     input: str | None = None
-    """Regular expression searched in the user input."""
+    """Regular expression searched (not anchored) in the user input."""
     attributes: dict[str, str | int | float | bool] = Field(default_factory=dict)
-    """Exact values of span or resource attributes."""
+    """Exact values of agent-span attributes, or else resource attributes."""
+
+    _pattern: re.Pattern[str] | None = PrivateAttr(default=None)
+
+    @field_validator("input")
+    @classmethod
+    def input_is_a_regex(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"invalid regular expression {value!r}: {exc}") from None
+        return value
+
+    def model_post_init(self, context: Any, /) -> None:
+        # Compiled once here so matching a run costs no regex compilation.
+        if self.input is not None:
+            self._pattern = re.compile(self.input)
+
+    @property
+    def pattern(self) -> re.Pattern[str] | None:
+        """The compiled `input` regex, or None."""
+        return self._pattern
 
 
 class Scenario(_Frozen):
     """Which scorers, gates and thresholds apply to which agent runs."""
 
-    name: str
+    name: str = Field(min_length=1)
     match: ScenarioMatch = Field(default_factory=ScenarioMatch)
-    sample: float = 1.0
+    sample: float = Field(default=1.0, ge=0.0, le=1.0)
     """Fraction of runs scored, decided by trace id so every replica decides the same."""
     gates: tuple[AnyScorer, ...] = ()
     """Scorers that must pass on every run; a failed gate fails the run."""
     scorers: tuple[AnyScorer, ...] = ()
+    """Scorers whose values are reported; a `threshold` on one makes a miss `scored`."""
+
+    _digest: str = PrivateAttr(default="")
+
+    @field_validator("sample", mode="before")
+    @classmethod
+    def sample_is_a_number(cls, value: Any) -> Any:
+        # bool before float: bool subclasses int, and `true` is not a fraction.
+        if isinstance(value, bool):
+            raise ValueError(f"expected a number between 0 and 1, got {str(value).lower()}")
+        return value
+
+    @model_validator(mode="after")
+    def checks_something(self) -> Scenario:
+        if not self.gates and not self.scorers:
+            raise ValueError("a scenario needs at least one gate or scorer: this checks nothing")
+        return self
+
+    @model_validator(mode="after")
+    def entry_names_are_unique(self) -> Scenario:
+        problems = duplicate_entry_names(
+            ("gates", [e.score_name for e in self.gates]),
+            ("scorers", [e.score_name for e in self.scorers]),
+        )
+        if problems:
+            loc, message = problems[0]
+            raise LocatedError(message, loc)
+        return self
+
+    def model_post_init(self, context: Any, /) -> None:
+        self._digest = _scenario_digest(self.gates, self.scorers)
+
+    @property
+    def entries(self) -> tuple[tuple[ScorerBase, bool], ...]:
+        """Every gate and scorer in config order, gates first, with `is_gate`."""
+        return tuple((g, True) for g in self.gates) + tuple((s, False) for s in self.scorers)
+
+    @property
+    def digest(self) -> str:
+        """`scenario-v1:<sha256>` of the whole scoring config (entries, names, thresholds).
+
+        The scenario's own name, `match` and `sample` are left out: they decide which runs
+        are scored, not how, so renaming a scenario keeps its scores comparable.
+        """
+        return self._digest
 
 
 class Config(_Frozen):
     """A tracescore config file."""
 
     scenarios: tuple[Scenario, ...] = ()
+    """Tried in order; a run is scored by the first scenario whose `match` holds."""
     receivers: ReceiversSettings = Field(default_factory=ReceiversSettings)
     exporter: ExporterSettings | None = None
     mode: str = "forward"
     assembly: AssemblySettings = Field(default_factory=AssemblySettings)
     judge: JudgeSettings | None = None
+
+    @model_validator(mode="after")
+    def scenario_names_are_unique(self) -> Config:
+        problems = duplicate_scenario_names([s.name for s in self.scenarios])
+        if problems:
+            loc, message = problems[0]
+            raise LocatedError(message, loc)
+        return self
+
+
+def duplicate_entry_names(
+    *sections: tuple[str, Sequence[object]],
+) -> list[tuple[tuple[str | int, ...], str]]:
+    """Problems with the score names of one scenario: `(loc, message)` pairs.
+
+    `sections` are `(section, names)` with names already defaulted to the type; gates and
+    scorers share one namespace because their scores sit side by side on the run.
+    """
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    seen: dict[str, str] = {}
+    for section, names in sections:
+        for index, name in enumerate(names):
+            if not isinstance(name, str):
+                continue
+            where = f"{section}[{index}]"
+            if not _NAME_RE.match(name):
+                problems.append(
+                    (
+                        (section, index, "name"),
+                        f"name {name!r} may only hold letters, digits, '_', '-' and '.'",
+                    )
+                )
+            elif name in seen:
+                problems.append(
+                    (
+                        (section, index, "name"),
+                        f"duplicate name {name!r} (also {seen[name]}); give one entry a "
+                        "distinct `name`",
+                    )
+                )
+            else:
+                seen[name] = where
+    return problems
+
+
+def duplicate_scenario_names(names: Iterable[object]) -> list[tuple[tuple[str | int, ...], str]]:
+    """Problems with scenario names: `(loc, message)` pairs for each repeated name."""
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    seen: dict[str, int] = {}
+    for index, name in enumerate(names):
+        if not isinstance(name, str):
+            continue
+        if name in seen:
+            problems.append(
+                (
+                    ("scenarios", index, "name"),
+                    f"duplicate scenario name {name!r} (also scenarios[{seen[name]}])",
+                )
+            )
+        else:
+            seen[name] = index
+    return problems
+
+
+def _scenario_digest(gates: Sequence[ScorerBase], scorers: Sequence[ScorerBase]) -> str:
+    def entry(scorer: ScorerBase) -> dict[str, Any]:
+        threshold = scorer.threshold.model_dump(mode="json") if scorer.threshold else None
+        return {"name": scorer.score_name, "threshold": threshold, "digest": scorer.digest()}
+
+    payload = {"gates": [entry(g) for g in gates], "scorers": [entry(s) for s in scorers]}
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return f"{SCENARIO_DIGEST_VERSION}:{hashlib.sha256(canonical.encode()).hexdigest()}"

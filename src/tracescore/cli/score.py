@@ -1,0 +1,224 @@
+"""`tracescore score --config CONFIG [--output table|json] FILE...`: score trace files offline.
+
+Reads OTLP JSON (one ExportTraceServiceRequest per file, or JSON Lines of them; `-` is
+stdin), rebuilds the agent runs, scores them by scenario and prints one row (or JSON line) per
+run, then one per scenario. Exit 0 when no gate failed, 1 when one did, 2 on a usage, config or
+input error. Rejected spans and builder warnings go to stderr with their counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from tracescore.cli._score_table import render_table
+from tracescore.config import Config, Scenario, load_config
+from tracescore.errors import ConfigError, InputError
+from tracescore.model.score import Score
+from tracescore.model.trajectory import Trajectory
+from tracescore.otlp import read_trace_files
+from tracescore.scenarios import (
+    RunResult,
+    ScenarioSummary,
+    conclude,
+    is_sampled,
+    score_entries,
+    select_scenario,
+    summarize,
+)
+from tracescore.scorers.base import ScorerBase
+from tracescore.trajectory import build_trajectories
+
+__all__ = [
+    "PendingRun",
+    "add_parser",
+    "run",
+    "run_to_dict",
+    "score_deferred",
+    "score_runs",
+    "write_json",
+]
+
+_PROG = "tracescore score"
+_MAX_LISTED = 20  # problems listed on stderr before "... and N more"
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register the subcommand on the `tracescore` parser."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "score",
+        help="score OTLP JSON trace files with a config's scenarios",
+        description=(
+            "Score agent runs from OTLP JSON trace files. Exit 0 when no gate failed, "
+            "1 when one did, 2 on a usage, config or input error."
+        ),
+    )
+    parser.add_argument("--config", required=True, metavar="CONFIG", help="the YAML config")
+    parser.add_argument(
+        "--output",
+        choices=("table", "json"),
+        default="table",
+        help="table (default) or JSON Lines: one line per run, then one per scenario",
+    )
+    parser.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="OTLP JSON file (one request, or JSON Lines of them); `-` reads stdin",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score the files named in `args`; returns the exit code."""
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    try:
+        decoded = read_trace_files(args.files)
+    except InputError as exc:
+        print(f"{_PROG}: {exc}", file=sys.stderr)
+        return 2
+    _report(f"{decoded.rejected} span(s) rejected", decoded.rejected, decoded.problems)
+    built = build_trajectories(decoded.spans)
+    _report(f"{len(built.warnings)} warning(s)", len(built.warnings), built.warnings)
+    if not built.trajectories:
+        print(f"{_PROG}: no agent runs found in {', '.join(args.files)}", file=sys.stderr)
+    results = score_runs(config, built.trajectories)
+    summaries = summarize(config, results)
+    if args.output == "json":
+        write_json(results, summaries, sys.stdout)
+    else:
+        sys.stdout.write(render_table(results, summaries, config, sys.stdout))
+    return 1 if any(r.verdict == "failed" for r in results) else 0
+
+
+# --- scoring --------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class PendingRun:
+    """A sampled run between its deterministic scores and its verdict.
+
+    `deferred` holds the scorers that need a judge (`deterministic = False`); whoever scores
+    them adds their scores to `scores` by score name before the run is concluded.
+    """
+
+    trajectory: Trajectory
+    scenario: Scenario
+    scores: dict[str, Score] = field(default_factory=dict)
+    deferred: tuple[ScorerBase, ...] = ()
+
+
+def score_runs(config: Config, trajectories: Sequence[Trajectory]) -> list[RunResult]:
+    """Score every run, in input order: deterministic scorers first, then deferred ones."""
+    slots: list[RunResult | PendingRun] = []
+    for trajectory in trajectories:
+        scenario = select_scenario(config, trajectory)
+        if scenario is None:
+            slots.append(RunResult(trajectory=trajectory, scenario=None))
+        elif not is_sampled(trajectory.trace_id, scenario.sample):
+            slots.append(
+                RunResult(
+                    trajectory=trajectory,
+                    scenario=scenario.name,
+                    digest=scenario.digest,
+                    sampled=False,
+                )
+            )
+        else:
+            slots.append(
+                PendingRun(
+                    trajectory=trajectory,
+                    scenario=scenario,
+                    scores=score_entries(scenario, trajectory, deterministic_only=True),
+                    deferred=tuple(e for e, _ in scenario.entries if not e.deterministic),
+                )
+            )
+    score_deferred([s for s in slots if isinstance(s, PendingRun) and s.deferred])
+    return [
+        conclude(s.scenario, s.trajectory, s.scores) if isinstance(s, PendingRun) else s
+        for s in slots
+    ]
+
+
+def score_deferred(pending: Sequence[PendingRun]) -> None:
+    """Score the entries that need a judge, for all runs at once.
+
+    This is the seam for LLM judges: the judge integration replaces the body with an async
+    batch over every pending run (shared client, concurrency, budgets, progress bar on a TTY,
+    `--no-judge` leaving them unscored so `conclude` names them as skipped). Until then each
+    scorer's synchronous `score()` runs, which for a judge scorer yields an error score saying
+    that a judge is required, never a silent pass.
+    """
+    for item in pending:
+        for entry in item.deferred:
+            item.scores[entry.score_name] = entry.score(item.trajectory)
+
+
+# --- output ---------------------------------------------------------------------------------
+
+
+def run_to_dict(result: RunResult) -> dict[str, Any]:
+    """The `{"kind": "run", ...}` line of `--output json`."""
+    trajectory = result.trajectory
+    return {
+        "kind": "run",
+        "trace_id": trajectory.trace_id,
+        "span_id": trajectory.span_id,
+        "agent": trajectory.agent,
+        "scenario": result.scenario,
+        "complete": trajectory.complete,
+        "tool_calls": [
+            {
+                "name": call.name,
+                "call_id": call.call_id,
+                "status": call.status,
+                "arguments": _jsonable(call.arguments),
+            }
+            for call in trajectory.tool_calls()
+        ],
+        "scores": [score.to_dict() for score in result.scores],
+        "verdict": result.verdict,
+    }
+
+
+def write_json(
+    results: Sequence[RunResult], summaries: Sequence[ScenarioSummary], out: TextIO
+) -> None:
+    """JSON Lines: one line per run, then one per scenario."""
+    for result in results:
+        out.write(json.dumps(run_to_dict(result), ensure_ascii=False, allow_nan=False) + "\n")
+    for summary in summaries:
+        out.write(json.dumps(summary.to_dict(), ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def _jsonable(value: Any) -> Any:
+    """Decoded attribute values as strict JSON: tuples as lists, bytes as base64, no NaN."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def _report(headline: str, count: int, problems: Sequence[str]) -> None:
+    if not count:
+        return
+    print(f"{_PROG}: {headline}", file=sys.stderr)
+    for problem in problems[:_MAX_LISTED]:
+        print(f"  {problem}", file=sys.stderr)
+    if count > min(len(problems), _MAX_LISTED):
+        print(f"  ... and {count - min(len(problems), _MAX_LISTED)} more", file=sys.stderr)
