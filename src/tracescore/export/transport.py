@@ -123,12 +123,24 @@ class GrpcTransport:
 
     async def start(self) -> None:
         compression = grpc.Compression.Gzip if self._settings.compression == "gzip" else None
+        retry = self._settings.retry
+        # The channel's own reconnect backoff (default up to 120 s) would otherwise keep a
+        # recovered downstream unused long after our retry policy wants to try again.
+        options = [
+            ("grpc.initial_reconnect_backoff_ms", max(100, int(retry.initial_interval * 1000))),
+            ("grpc.max_reconnect_backoff_ms", max(100, int(retry.max_interval * 1000))),
+        ]
         if self._secure:
             self._channel = grpc.aio.secure_channel(
-                self._target, _grpc_credentials(self._settings), compression=compression
+                self._target,
+                _grpc_credentials(self._settings),
+                options=options,
+                compression=compression,
             )
         else:
-            self._channel = grpc.aio.insecure_channel(self._target, compression=compression)
+            self._channel = grpc.aio.insecure_channel(
+                self._target, options=options, compression=compression
+            )
         for signal, service in _SERVICES.items():
             # No request_serializer: the request already is bytes.
             self._calls[signal] = self._channel.unary_unary(

@@ -1,0 +1,335 @@
+"""Telemetry: exact metric names, attribute keys and value types; Prometheus text that a strict
+parser accepts; OTLP metrics with cumulative temporality; bounded cardinality; thread safety."""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from dataclasses import dataclass, field
+
+import pytest
+from opentelemetry.proto.metrics.v1.metrics_pb2 import AggregationTemporality
+
+from tracescore import semconv
+from tracescore.export.metrics import SCORE_BOUNDS, Telemetry
+from tracescore.model import Score, ToolCall, Trajectory
+from tracescore.scenarios import RunResult
+
+# --- a strict parser of the Prometheus text exposition format 0.0.4 -------------------------
+
+_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+_LABEL = r"[a-zA-Z_][a-zA-Z0-9_]*"
+_VALUE = r'"((?:[^"\\\n]|\\[\\"n])*)"'
+_HELP = re.compile(rf"^# HELP ({_NAME}) ((?:[^\\\n]|\\[\\n])*)$")
+_TYPE = re.compile(rf"^# TYPE ({_NAME}) (counter|gauge|histogram|summary|untyped)$")
+_SAMPLE = re.compile(rf"^({_NAME})(?:\{{(.*)\}})? (\S+)$")
+_PAIR = re.compile(rf"({_LABEL})={_VALUE}")
+_NUMBER = re.compile(r"^(?:[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+)|[+-]Inf|NaN)$")
+
+
+@dataclass
+class Family:
+    type: str
+    help: str | None = None
+    samples: list[tuple[str, dict[str, str], float]] = field(default_factory=list)
+
+
+def parse_prometheus(text: str) -> dict[str, Family]:
+    """Parse exposition text, raising AssertionError on anything the format does not allow."""
+    assert text.endswith("\n"), "exposition must end with a newline"
+    families: dict[str, Family] = {}
+    helps: dict[str, str] = {}
+    current: str | None = None
+    for n, line in enumerate(text.splitlines(), 1):
+        if m := _HELP.match(line):
+            assert m.group(1) not in helps, f"line {n}: second HELP for {m.group(1)}"
+            helps[m.group(1)] = m.group(2)
+            continue
+        if m := _TYPE.match(line):
+            name = m.group(1)
+            assert name not in families, f"line {n}: second TYPE for {name}"
+            families[name] = Family(m.group(2), helps.get(name))
+            current = name
+            continue
+        assert not line.startswith("#"), f"line {n}: malformed comment {line!r}"
+        m = _SAMPLE.match(line)
+        assert m, f"line {n}: malformed sample {line!r}"
+        name, labels_text, value = m.groups()
+        assert _NUMBER.match(value), f"line {n}: bad value {value!r}"
+        labels: dict[str, str] = {}
+        if labels_text:
+            rest = labels_text
+            while rest:
+                pm = _PAIR.match(rest)
+                assert pm, f"line {n}: bad label pair in {labels_text!r}"
+                assert pm.group(1) not in labels, f"line {n}: duplicate label {pm.group(1)}"
+                labels[pm.group(1)] = pm.group(2)
+                rest = rest[pm.end() :]
+                assert rest == "" or rest.startswith(","), f"line {n}: junk after label pair"
+                rest = rest[1:]
+        assert current is not None, f"line {n}: sample before any TYPE"
+        family = families[current]
+        allowed = {current}
+        if family.type == "histogram":
+            allowed = {current + "_bucket", current + "_sum", current + "_count"}
+        assert name in allowed, f"line {n}: sample {name} outside its family {current}"
+        family.samples.append((name, labels, float(value)))
+    for name, family in families.items():
+        if family.type == "counter":
+            assert name.endswith("_total"), f"counter {name} must end in _total"
+        if family.type == "histogram":
+            _check_histogram(name, family)
+    return families
+
+
+def _check_histogram(name: str, family: Family) -> None:
+    series: dict[tuple[tuple[str, str], ...], list[tuple[float, float]]] = {}
+    counts: dict[tuple[tuple[str, str], ...], float] = {}
+    for sample, labels, value in family.samples:
+        if sample.endswith("_bucket"):
+            labels = dict(labels)
+            le = labels.pop("le")
+            bound = math.inf if le == "+Inf" else float(le)
+            series.setdefault(tuple(sorted(labels.items())), []).append((bound, value))
+        elif sample.endswith("_count"):
+            counts[tuple(sorted(labels.items()))] = value
+    for key, buckets in series.items():
+        bounds = [b for b, _ in buckets]
+        assert bounds == sorted(bounds), f"{name}: le out of order"
+        assert bounds[-1] == math.inf, f"{name}: no +Inf bucket"
+        values = [v for _, v in buckets]
+        assert values == sorted(values), f"{name}: buckets must be cumulative"
+        assert values[-1] == counts[key], f"{name}: +Inf bucket must equal _count"
+
+
+def test_the_strict_parser_refuses_malformed_text() -> None:
+    bad = [
+        "# TYPE x_total counter\nx_total 1",  # no final newline
+        "x 1\n",  # sample without TYPE
+        '# TYPE x_total counter\nx_total{a="1",a="2"} 1\n',
+        '# TYPE x_total counter\nx_total{a="\n"} 1\n',
+        "# TYPE x counter\nx 1\n",  # counter without _total
+        "# TYPE h histogram\n"
+        'h_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_sum 1\nh_count 1\n',  # not cumulative
+        "# TYPE x_total counter\nx_total one\n",
+    ]
+    for text in bad:
+        with pytest.raises(AssertionError):
+            parse_prometheus(text)
+
+
+# --- fixtures --------------------------------------------------------------------------------
+
+
+def run(
+    agent: str = "shop", tools: tuple[str, ...] = ("get_weather",), verdict: str = "scored"
+) -> RunResult:
+    calls = tuple(
+        ToolCall(name, status="error" if name == "charge_card" else "ok") for name in tools
+    )
+    trajectory = Trajectory(trace_id="ab" * 16, span_id="cd" * 8, agent=agent, steps=calls)
+    scores = (
+        Score("tool_calls", "tool_calls", 0.5, False, "1 of 2", "scorer-v1:a", label="fail"),
+        Score("perfect", "x", 1.0, True, "all good", "scorer-v1:b", label="pass"),
+        Score("judge", "llm_judge", None, None, "scorer failed: boom", "scorer-v1:c",
+              error="TimeoutError: judge did not answer"),
+    )  # fmt: skip
+    return RunResult(trajectory, "checkout", scores, verdict=verdict, digest="scenario-v1:x")  # type: ignore[arg-type]
+
+
+# --- tests -----------------------------------------------------------------------------------
+
+
+def test_prometheus_text_is_valid_and_carries_every_metric() -> None:
+    t = Telemetry()
+    t.record_run(run(tools=("get_weather", "charge_card")))
+    t.spans_received(10)
+    t.spans_rejected(1)
+    t.spans_forwarded(9)
+    t.spans_late(2)
+    t.spans_dropped(semconv.DROP_EXPORT_REJECTED, 3)
+    t.set_runs_buffered(4)
+    t.set_bytes_buffered(2048)
+    t.set_export_queue(2, 512)
+    t.observe_scoring_latency(0.004)
+    t.observe_export_latency("traces", 0.02)
+    t.export_failure("traces", "unavailable")
+    families = parse_prometheus(t.render_prometheus())
+
+    assert {name: f.type for name, f in families.items()} == {
+        "gen_ai_evaluation_score": "histogram",
+        "tracescore_evaluation_errors_total": "counter",
+        "tracescore_runs_total": "counter",
+        "tracescore_tool_calls_total": "counter",
+        "tracescore_spans_received_total": "counter",
+        "tracescore_spans_rejected_total": "counter",
+        "tracescore_spans_forwarded_total": "counter",
+        "tracescore_spans_late_total": "counter",
+        "tracescore_spans_dropped_total": "counter",
+        "tracescore_runs_buffered": "gauge",
+        "tracescore_bytes_buffered_bytes": "gauge",
+        "tracescore_export_queue_items": "gauge",
+        "tracescore_export_queue_bytes": "gauge",
+        "tracescore_scoring_duration_seconds": "histogram",
+        "tracescore_export_duration_seconds": "histogram",
+        "tracescore_export_failures_total": "counter",
+    }
+    assert all(f.help for f in families.values())
+    runs = families["tracescore_runs_total"].samples
+    assert runs == [
+        (
+            "tracescore_runs_total",
+            {"tracescore_verdict": "scored", "tracescore_scenario": "checkout",
+             "gen_ai_agent_name": "shop"},
+            1.0,
+        )
+    ]  # fmt: skip
+    tools = {(s[1]["gen_ai_tool_name"], s[1]["tracescore_tool_call_status"]): s[2]
+             for s in families["tracescore_tool_calls_total"].samples}  # fmt: skip
+    assert tools == {("get_weather", "ok"): 1.0, ("charge_card", "error"): 1.0}
+    errors = families["tracescore_evaluation_errors_total"].samples
+    assert errors[0][1]["error_type"] == "TimeoutError"
+    assert errors[0][1]["gen_ai_evaluation_name"] == "judge"
+    score = families["gen_ai_evaluation_score"].samples
+    count = {s[1]["gen_ai_evaluation_name"]: s[2] for s in score if s[0].endswith("_count")}
+    assert count == {"tool_calls": 1.0, "perfect": 1.0}, "an error score is no observation"
+    le_half = [
+        s[2]
+        for s in score
+        if s[1].get("le") == "0.5" and s[1]["gen_ai_evaluation_name"] == "tool_calls"
+    ]
+    assert le_half == [1.0], "a value equal to a bound falls into that bound's bucket"
+    dropped = families["tracescore_spans_dropped_total"].samples
+    assert dropped == [("tracescore_spans_dropped_total", {"reason": "export_rejected"}, 3.0)]
+
+
+def test_label_values_are_escaped() -> None:
+    t = Telemetry()
+    t.record_run(run(agent='say "hi"\\\nbye'))
+    families = parse_prometheus(t.render_prometheus())
+    (sample,) = families["tracescore_runs_total"].samples
+    assert sample[1]["gen_ai_agent_name"] == 'say \\"hi\\"\\\\\\nbye'
+
+
+def test_fresh_telemetry_renders_zeroed_service_counters() -> None:
+    families = parse_prometheus(Telemetry().render_prometheus())
+    assert families["tracescore_spans_received_total"].samples == [
+        ("tracescore_spans_received_total", {}, 0.0)
+    ]
+    assert "gen_ai_evaluation_score" not in families
+
+
+def test_tool_names_are_capped_and_the_rest_folded_into_other() -> None:
+    t = Telemetry(max_values=5)
+    for i in range(20):
+        t.record_run(run(tools=(f"tool_{i}",)))
+    families = parse_prometheus(t.render_prometheus())
+    samples = families["tracescore_tool_calls_total"].samples
+    names = {s[1]["gen_ai_tool_name"] for s in samples}
+    assert names == {f"tool_{i}" for i in range(5)} | {semconv.OTHER_VALUE}
+    assert sum(s[2] for s in samples) == 20, "folding keeps every call counted"
+    other = [s[2] for s in samples if s[1]["gen_ai_tool_name"] == semconv.OTHER_VALUE]
+    assert other == [15.0]
+
+
+def test_no_trace_id_ever_becomes_a_metric_attribute() -> None:
+    t = Telemetry()
+    t.record_run(run())
+    text = t.render_prometheus()
+    assert "ab" * 16 not in text
+    assert "cd" * 8 not in text
+
+
+def test_otlp_metrics_are_cumulative_with_exact_names_and_types() -> None:
+    t = Telemetry(start_ns=1_000)
+    t.record_run(run())
+    t.spans_forwarded(7)
+    t.set_runs_buffered(3)
+    request = t.to_otlp()
+    (rm,) = request.resource_metrics
+    resource = {kv.key: kv.value.string_value for kv in rm.resource.attributes}
+    assert resource[semconv.SERVICE_NAME] == "tracescore"
+    (sm,) = rm.scope_metrics
+    assert sm.scope.name == semconv.SCOPE_NAME
+    metrics = {m.name: m for m in sm.metrics}
+
+    score = metrics[semconv.METRIC_EVALUATION_SCORE]
+    assert score.unit == "1"
+    assert score.WhichOneof("data") == "histogram"
+    cumulative = AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE
+    assert score.histogram.aggregation_temporality == cumulative
+    points = {
+        next(
+            kv.value.string_value for kv in p.attributes if kv.key == semconv.GEN_AI_EVALUATION_NAME
+        ): p
+        for p in score.histogram.data_points
+    }
+    assert set(points) == {"tool_calls", "perfect"}
+    p = points["tool_calls"]
+    assert list(p.explicit_bounds) == list(SCORE_BOUNDS)
+    assert sum(p.bucket_counts) == p.count == 1
+    assert len(p.bucket_counts) == len(SCORE_BOUNDS) + 1
+    assert (p.sum, p.min, p.max) == (0.5, 0.5, 0.5)
+    assert p.start_time_unix_nano == 1_000 < p.time_unix_nano
+    keys = [kv.key for kv in p.attributes]
+    assert keys == [
+        semconv.GEN_AI_EVALUATION_NAME,
+        semconv.GEN_AI_AGENT_NAME,
+        semconv.TRACESCORE_SCENARIO,
+    ]
+    assert all(kv.value.WhichOneof("value") == "string_value" for kv in p.attributes)
+
+    fwd = metrics[semconv.METRIC_SPANS_FORWARDED]
+    assert fwd.sum.is_monotonic
+    assert fwd.sum.aggregation_temporality == cumulative
+    assert fwd.sum.data_points[0].WhichOneof("value") == "as_int"
+    assert fwd.sum.data_points[0].as_int == 7
+    assert fwd.sum.data_points[0].start_time_unix_nano == 1_000
+    buffered = metrics[semconv.METRIC_RUNS_BUFFERED]
+    assert buffered.WhichOneof("data") == "gauge"
+    assert buffered.gauge.data_points[0].as_int == 3
+
+    runs = metrics[semconv.METRIC_RUNS].sum.data_points[0]
+    assert {kv.key: kv.value.string_value for kv in runs.attributes} == {
+        semconv.TRACESCORE_VERDICT: "scored",
+        semconv.TRACESCORE_SCENARIO: "checkout",
+        semconv.GEN_AI_AGENT_NAME: "shop",
+    }
+
+
+def test_a_run_without_verdict_or_agent_leaves_those_attributes_out() -> None:
+    t = Telemetry()
+    result = RunResult(Trajectory(trace_id="ab" * 16, span_id=None), scenario="s")
+    t.record_run(result)
+    assert t.value(semconv.METRIC_RUNS, {semconv.TRACESCORE_SCENARIO: "s"}) == 1
+
+
+def test_counters_are_exact_under_concurrent_updates() -> None:
+    t = Telemetry()
+
+    def hammer() -> None:
+        for _ in range(5_000):
+            t.spans_received()
+            t.spans_dropped("overloaded")
+            t.observe_export_latency("traces", 0.001)
+
+    threads = [threading.Thread(target=hammer) for _ in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert t.value(semconv.METRIC_SPANS_RECEIVED) == 40_000
+    assert t.value(semconv.METRIC_SPANS_DROPPED, {semconv.REASON: "overloaded"}) == 40_000
+    families = parse_prometheus(t.render_prometheus())
+    counts = [
+        s[2]
+        for s in families["tracescore_export_duration_seconds"].samples
+        if s[0].endswith("_count")
+    ]
+    assert counts == [40_000.0]
+
+
+def test_a_counter_refuses_to_go_down() -> None:
+    with pytest.raises(ValueError, match="cannot decrease"):
+        Telemetry().spans_received(-1)

@@ -1,0 +1,81 @@
+"""Scores on spans: the held agent span annotated in place, or a fanout `evaluate` child span."""
+
+from __future__ import annotations
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from export.scored_runs import AGENT_SPAN, TRACE, scored_run
+from tracescore.export.attributes import score_attributes
+from tracescore.export.spans import annotate_span, fanout_request, fanout_span
+from tracescore.otlp.proto import decode_any_value, decode_proto_request
+
+
+def agent_span() -> Span:
+    span = Span(
+        trace_id=bytes.fromhex(TRACE), span_id=bytes.fromhex(AGENT_SPAN), name="invoke_agent bot"
+    )
+    span.attributes.add(key="gen_ai.agent.name").value.string_value = "support-bot"
+    span.attributes.add(key="eval.tool_calls.score").value.double_value = 0.1  # scored upstream
+    return span
+
+
+def test_annotate_appends_score_attributes_and_replaces_stale_ones() -> None:
+    span = agent_span()
+    attrs = score_attributes(scored_run())
+    annotate_span(span, attrs)
+    keys = [kv.key for kv in span.attributes]
+    assert len(keys) == len(set(keys)), "OTLP keys stay unique"
+    got = {kv.key: decode_any_value(kv.value) for kv in span.attributes}
+    assert got == {"gen_ai.agent.name": "support-bot", **attrs}
+    assert keys[0] == "gen_ai.agent.name", "the span's own attributes keep their place"
+
+
+def test_annotated_span_decodes_like_any_received_span() -> None:
+    request = ExportTraceServiceRequest()
+    span = agent_span()
+    annotate_span(span, score_attributes(scored_run()))
+    request.resource_spans.add().scope_spans.add().spans.append(span)
+    (record,) = decode_proto_request(request.SerializeToString()).spans
+    assert record.attributes["eval.tool_calls.score"] == 0.5
+    assert record.attributes["tracescore.verdict"] == "scored"
+
+
+def test_fanout_span_is_a_child_of_the_agent_span_in_the_same_trace() -> None:
+    result = scored_run()
+    attrs = score_attributes(result)
+    span = fanout_span(result, attrs, start_ns=100, end_ns=200)
+    assert span.name == "evaluate support-bot"
+    assert span.trace_id.hex() == TRACE
+    assert span.parent_span_id.hex() == AGENT_SPAN
+    assert len(span.span_id) == 8
+    assert span.span_id.hex() != AGENT_SPAN
+    assert span.kind == Span.SpanKind.SPAN_KIND_INTERNAL
+    assert (span.start_time_unix_nano, span.end_time_unix_nano) == (100, 200)
+    assert {kv.key: decode_any_value(kv.value) for kv in span.attributes} == attrs
+
+
+def test_fanout_spans_get_fresh_ids() -> None:
+    result = scored_run()
+    ids = {fanout_span(result, {}).span_id for _ in range(50)}
+    assert len(ids) == 50
+
+
+def test_fanout_request_keeps_each_agents_resource() -> None:
+    a = scored_run()
+    b = scored_run(
+        trajectory=type(a.trajectory)(
+            trace_id="11" * 16, span_id="22" * 8, agent=None, resource={"service.name": "other"}
+        )
+    )
+    request = fanout_request([a, b, a], now_ns=5)
+    services = [
+        {kv.key: kv.value.string_value for kv in rs.resource.attributes}["service.name"]
+        for rs in request.resource_spans
+    ]
+    assert services == ["support", "other"]
+    names = [[s.name for s in rs.scope_spans[0].spans] for rs in request.resource_spans]
+    assert names == [["evaluate support-bot", "evaluate support-bot"], ["evaluate"]]
+    assert request.resource_spans[0].scope_spans[0].scope.name == "tracescore"
+    shared = fanout_request([a, b], resource={"service.name": "tracescore"})
+    assert len(shared.resource_spans) == 1
