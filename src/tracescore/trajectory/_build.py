@@ -19,6 +19,8 @@ from tracescore.trajectory._views import SpanView
 
 __all__ = ["build_trajectories"]
 
+_HINT_ROLES = ("other", "agent")
+
 
 def build_trajectories(
     spans: Iterable[SpanRecord], options: BuildOptions | None = None
@@ -127,7 +129,16 @@ def _build_run(
     steps_from = sorted({id(n): n for n in steps_from}.values(), key=lambda n: n.key)
     models = [n for n in steps_from if n.view is not None and n.view.role == "model"]
     tools = [n for n in steps_from if n.view is not None and n.view.role == "tool"]
-    hints = [view] if is_agent else [n.view for n in steps_from if n.view is not None]
+    # With no agent span, `other` spans (a workflow root, Vercel's ai.generateText) lend the
+    # run its name, input and output; the root's own view comes first.
+    hints = (
+        [view]
+        if is_agent
+        else [n.view for n in steps_from if n.view is not None and n.view.role in _HINT_ROLES]
+    )
+    if not is_agent and run_node.view is not None and run_node.view.role in _HINT_ROLES:
+        hints.remove(run_node.view)
+        hints.insert(0, run_node.view)
     agent = _first(h.agent_name for h in hints) or (run_node.span.name if is_agent else None)
     subagents: list[tuple[Node, AgentStep]] = []
     for node in steps_from:

@@ -10,13 +10,24 @@ from __future__ import annotations
 
 from tracescore.model.span import SpanRecord
 from tracescore.trajectory._genai import GENAI
+from tracescore.trajectory._mastra import MASTRA
+from tracescore.trajectory._openinference import OPENINFERENCE
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import PYDANTIC_AI
+from tracescore.trajectory._traceloop import TRACELOOP
+from tracescore.trajectory._vercel import VERCEL
 from tracescore.trajectory._views import Convention, SpanView, merge_views
 
 __all__ = ["CONVENTIONS", "NEEDED_KEYS", "NEEDED_PREFIXES", "classify", "needed_attribute"]
 
-CONVENTIONS: tuple[Convention, ...] = (PYDANTIC_AI, GENAI)
+CONVENTIONS: tuple[Convention, ...] = (
+    PYDANTIC_AI,
+    MASTRA,
+    VERCEL,
+    GENAI,
+    OPENINFERENCE,
+    TRACELOOP,
+)
 
 NEEDED_KEYS: frozenset[str] = frozenset().union(*(c.keys for c in CONVENTIONS))
 NEEDED_PREFIXES: tuple[str, ...] = tuple(sorted({p for c in CONVENTIONS for p in c.prefixes}))

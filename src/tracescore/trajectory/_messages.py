@@ -18,8 +18,10 @@ from tracescore.trajectory._views import MISSING, Response, ToolRequest
 
 __all__ = [
     "first_user_text",
+    "input_text",
     "last_assistant_text",
     "make_response",
+    "output_text",
     "parse_messages",
     "tool_names",
     "tool_requests",
@@ -105,7 +107,9 @@ def make_response(payload: object) -> Response:
         denied = structured.get(semconv.RESPONSE_DENIED) is True or (
             structured.get(semconv.PART_TYPE) == semconv.RESPONSE_EXECUTION_DENIED
         )
-        is_error = structured.get(semconv.MCP_IS_ERROR) is True
+        is_error = structured.get(semconv.MCP_IS_ERROR) is True or (
+            structured.get(semconv.PART_TYPE) in semconv.RESPONSE_ERROR_TYPES
+        )
     return Response(payload, denied=denied, is_error=is_error)
 
 
@@ -167,3 +171,36 @@ def lenient(value: object, limit: int) -> Any:
     if value is MISSING:
         return MISSING
     return parse_lenient(value, limit)
+
+
+def input_text(value: object) -> str | None:
+    """User input from a generic input value: messages, `{"prompt": ...}`, or plain text."""
+    return _value_text(value, user=True)
+
+
+def output_text(value: object) -> str | None:
+    """A final answer from a generic output value: messages, `{"text": ...}`, or plain text."""
+    return _value_text(value, user=False)
+
+
+_TEXT_KEYS = ("text", "content", "output", "prompt", "input", "result", "message")
+
+
+def _value_text(value: object, *, user: bool) -> str | None:
+    text = as_text(value)
+    structured = parse_json(value)
+    if isinstance(structured, list) or (
+        isinstance(structured, dict) and isinstance(structured.get("messages"), list)
+    ):
+        messages = parse_messages(structured)
+        found = first_user_text(messages) if user else last_assistant_text(messages)
+        if found:
+            return found
+    if isinstance(structured, dict):
+        for key in _TEXT_KEYS:
+            inner = as_text(structured.get(key))
+            if inner:
+                return inner
+    if isinstance(structured, str):
+        return structured
+    return text or None

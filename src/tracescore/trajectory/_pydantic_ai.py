@@ -12,6 +12,7 @@ Source: conventions.md §5.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
@@ -26,7 +27,7 @@ from tracescore.trajectory._messages import (
     tool_responses,
 )
 from tracescore.trajectory._options import BuildOptions
-from tracescore.trajectory._values import as_text, clean_id, parse_json, parse_lenient
+from tracescore.trajectory._values import as_int, as_text, clean_id, parse_json, parse_lenient
 from tracescore.trajectory._views import Convention, SpanView
 
 __all__ = ["PYDANTIC_AI", "is_output_tool"]
@@ -102,7 +103,10 @@ def _agent(view: SpanView, span: SpanRecord, options: BuildOptions) -> SpanView:
         or as_text(attrs.get(semconv.PYDANTIC_AI_AGENT_NAME))
         or view.agent_name
     )
-    messages = parse_messages(attrs.get(semconv.PYDANTIC_AI_ALL_MESSAGES))
+    messages = _new_messages(
+        parse_messages(attrs.get(semconv.PYDANTIC_AI_ALL_MESSAGES)),
+        as_int(attrs.get(semconv.PYDANTIC_AI_NEW_MESSAGE_INDEX)),
+    )
     if messages:
         view.input = view.input or cut(first_user_text(messages), limit)
         view.requests = tool_requests(messages)
@@ -114,6 +118,24 @@ def _agent(view: SpanView, span: SpanRecord, options: BuildOptions) -> SpanView:
     return view
 
 
+def _new_messages(messages: list[dict[str, Any]], index: int | None) -> list[dict[str, Any]]:
+    """The messages of this run, without the history it was given (`message_history`).
+
+    `pydantic_ai.new_message_index` counts pydantic-ai's own messages; the GenAI rendering
+    splits system prompts into extra `system` messages, so those are not counted.
+    """
+    if not index or index <= 0:
+        return messages
+    ordinal = 0
+    for position, message in enumerate(messages):
+        if message.get(semconv.MSG_ROLE) == semconv.MSG_ROLE_SYSTEM:
+            continue
+        if ordinal == index:
+            return messages[position:]
+        ordinal += 1
+    return []
+
+
 def _json_text(value: object, limit: int) -> str:
     return cut(json.dumps(value, ensure_ascii=False, sort_keys=True), limit) or ""
 
@@ -122,14 +144,22 @@ def _model(span: SpanRecord, options: BuildOptions) -> SpanView:
     view = read_model(span, options, NAME)
     params = parse_json(span.attributes.get(semconv.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS))
     if isinstance(params, dict):
-        tools = params.get(semconv.PYDANTIC_AI_OUTPUT_TOOLS)
-        if isinstance(tools, list):
-            view.output_tool_names = tuple(
-                name
-                for t in tools
-                if isinstance(t, dict) and (name := as_text(t.get(semconv.TOOL_DEF_NAME)))
-            )
+        output_tools = _names(params.get(semconv.PYDANTIC_AI_OUTPUT_TOOLS))
+        if output_tools is not None:
+            view.output_tool_names = output_tools
+        if view.tools is None:
+            view.tools = _names(params.get(semconv.PYDANTIC_AI_FUNCTION_TOOLS))
     return view
+
+
+def _names(tools: object) -> tuple[str, ...] | None:
+    if not isinstance(tools, list):
+        return None
+    return tuple(
+        name
+        for t in tools
+        if isinstance(t, dict) and (name := as_text(t.get(semconv.TOOL_DEF_NAME)))
+    )
 
 
 def _legacy(span: SpanRecord, options: BuildOptions) -> SpanView | None:
@@ -180,6 +210,7 @@ PYDANTIC_AI = Convention(
             *_MARKERS,
             semconv.PYDANTIC_AI_FINAL_RESULT,
             semconv.PYDANTIC_AI_TOOL_RESPONSE,
+            semconv.PYDANTIC_AI_NEW_MESSAGE_INDEX,
             semconv.LOGFIRE_MSG,
         }
     ),

@@ -61,7 +61,10 @@ def build_steps(parts: RunParts, options: BuildOptions, warn: list[str]) -> tupl
                     continue  # the same call recorded twice (e.g. a retried stream)
                 seen_ids.add(request.call_id)
             requests.append(_Request(request, anchor))
-    if not requests and parts.fallback_requests:
+    # The agent span's own record of the exchange is a fallback for runs whose model spans
+    # recorded no output messages at all (content capture off on chat spans, or no chat spans).
+    recorded = any(m.view is not None and m.view.requests is not None for m in parts.models)
+    if not recorded and parts.fallback_requests:
         anchor = parts.run_node.span.start_ns
         for request in parts.fallback_requests:
             if request.call_id is not None:
