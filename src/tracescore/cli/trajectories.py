@@ -111,7 +111,7 @@ def _steps(steps: Sequence[Step], out: TextIO, depth: int) -> None:
     pad = "  " * depth
     for step in steps:
         if isinstance(step, ToolCall):
-            status = step.status
+            status: str = step.status
             if step.status == "error":
                 detail = ": ".join(x for x in (step.error_type, step.error_message) if x)
                 status = f"error {detail}".rstrip()
