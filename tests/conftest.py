@@ -1,5 +1,23 @@
 """Fixtures shared by the whole test suite."""
 
+import pytest
+
 from support.fixtures import fake_openai, fake_openai_factory
 
-__all__ = ["fake_openai", "fake_openai_factory"]
+__all__ = ["fake_openai", "fake_openai_factory", "update_golden"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """`--update-golden` rewrites golden files under tests/testdata, then fails on purpose."""
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite golden files (tests that do so fail so the diff gets reviewed)",
+    )
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    """True when the run was asked to rewrite golden files."""
+    return bool(request.config.getoption("--update-golden"))
