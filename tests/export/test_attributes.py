@@ -53,8 +53,13 @@ def test_prefix_is_configurable() -> None:
 
 
 def test_run_level_attributes_are_left_out_when_unknown() -> None:
-    attrs = score_attributes(scored_run(scenario=None, verdict=None, digest=None, scores=()))
-    assert attrs == {"tracescore.complete": True}
+    attrs = score_attributes(scored_run(verdict=None, digest=None, scores=()))
+    assert attrs == {"tracescore.scenario": "refunds", "tracescore.complete": True}
+
+
+def test_a_run_that_was_not_scored_gets_no_attributes() -> None:
+    assert score_attributes(scored_run(scenario=None, scores=())) == {}
+    assert score_attributes(scored_run(sampled=False, scores=())) == {}
 
 
 def test_a_value_without_label_or_pass_rule_has_no_label() -> None:

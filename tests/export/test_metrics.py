@@ -305,6 +305,13 @@ def test_a_run_without_verdict_or_agent_leaves_those_attributes_out() -> None:
     assert t.value(semconv.METRIC_RUNS, {semconv.TRACESCORE_SCENARIO: "s"}) == 1
 
 
+def test_runs_that_were_not_scored_are_not_counted() -> None:
+    t = Telemetry()
+    t.record_run(RunResult(Trajectory(trace_id="ab" * 16, span_id=None), scenario=None))
+    t.record_run(RunResult(Trajectory(trace_id="ab" * 16, span_id=None), "s", sampled=False))
+    assert "tracescore_runs_total" not in parse_prometheus(t.render_prometheus())
+
+
 def test_counters_are_exact_under_concurrent_updates() -> None:
     t = Telemetry()
 

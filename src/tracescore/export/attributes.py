@@ -10,7 +10,8 @@ What a score becomes on the span (`<prefix>` is `eval` unless configured):
 - `<prefix>.<name>.explanation` (string): always; for a failure it says what failed.
 
 Run-level: `tracescore.scenario`, `tracescore.verdict` and `tracescore.digest` when known, and
-`tracescore.complete` (bool) so runs scored without their agent span can be told apart.
+`tracescore.complete` (bool) so runs scored without their agent span can be told apart. A run
+that was not scored (no scenario matched, or sampling left it out) gets no attributes at all.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def score_attributes(
     if not prefix:
         raise ValueError("score attribute prefix must not be empty")
     out: dict[str, AttrValue] = {}
+    if result.scenario is None or not result.sampled:
+        return out  # not scored: the span is forwarded as it came
     for score in result.scores:
         if score.value is not None:
             # float() also turns an int 1 into 1.0: the attribute is always a double.

@@ -106,8 +106,11 @@ class Telemetry:
     def record_run(self, result: RunResult) -> None:
         """Count a scored run, observe its scores and count its tool calls.
 
-        Tool calls of sub-agents are counted with the run that contains them.
+        Tool calls of sub-agents are counted with the run that contains them. A run that was not
+        scored (no scenario matched, or sampling left it out) is not counted.
         """
+        if result.scenario is None or not result.sampled:
+            return
         s = semconv
         t = result.trajectory
         with self._lock:
