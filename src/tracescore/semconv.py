@@ -82,6 +82,7 @@ PART_RESPONSE: Final = "response"
 PART_RESULT: Final = "result"
 TOOL_DEF_FUNCTION: Final = "function"
 TOOL_DEF_NAME: Final = "name"
+TOOL_DEF_DESCRIPTION: Final = "description"
 # MCP CallToolResult flag for a failed tool (error.type then SHOULD be `tool_error`).
 MCP_IS_ERROR: Final = "isError"
 # Vercel `execution-denied` tool responses ({"denied": true, "reason": ...}).

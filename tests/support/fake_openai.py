@@ -15,16 +15,17 @@ The script (JSON, or a Python literal) is a list of steps or an object::
      "advance": "requests" | "turns", "exhausted": {step}, "models": ["fake-gpt"]}
 
 A request goes to the first scenario whose ``match`` occurs (case-insensitively) in its system,
-developer or user messages; a scenario without ``match`` takes everything else. ``advance``
-picks the step: ``requests`` (default) counts earlier requests of that scenario, so a retry gets
-the next step; ``turns`` counts assistant messages in the request, so the reply depends only on
-the conversation (robust when agents run concurrently). A step holds any of
-``content`` (text), ``json`` (any value, sent as JSON text), ``tool_calls``
-(``[{"name", "arguments", "id"?}]``), ``status`` + ``headers`` + ``error`` (an HTTP error such
-as 429 with ``Retry-After``), ``delay`` (seconds before answering), ``disconnect`` (close
-without answering), ``finish_reason`` and ``usage``. A script that runs out answers 400
-``script exhausted`` unless ``exhausted`` gives a step. Every request is appended to the
-``--log`` file as one JSON line before the reply is sent.
+developer or user messages, and whose ``regex`` (if given; Python syntax, DOTALL, case kept) is
+found in those messages joined by newlines; a scenario without either takes everything else.
+``advance`` picks the step: ``requests`` (default) counts earlier requests of that scenario, so
+a retry gets the next step; ``turns`` counts assistant messages in the request, so the reply
+depends only on the conversation (robust when agents run concurrently). A step holds any of
+``content`` (text), ``json`` (any value, sent as JSON text), ``tool_calls`` (``[{"name",
+"arguments", "id"?}]``), ``status`` + ``headers`` + ``error`` (an HTTP error such as 429 with
+``Retry-After``), ``delay`` (seconds before answering), ``disconnect`` (close without
+answering), ``finish_reason`` and ``usage``. A script that runs out answers 400 ``script
+exhausted`` unless ``exhausted`` gives a step. Every request is appended to the ``--log`` file
+as one JSON line before the reply is sent.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 import sys
 import threading
 import time
@@ -96,6 +98,7 @@ class Scenario:
     name: str
     match: str | None
     steps: tuple[Step, ...]
+    regex: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -152,14 +155,21 @@ def _scenarios(raw: object) -> tuple[Scenario, ...]:
         where = f"scenarios[{i}]"
         if not isinstance(obj, Mapping):
             raise ScriptError(f"{where}: expected an object, got {_kind(obj)}")
-        extra = sorted(set(obj) - {"name", "match", "steps"})
+        extra = sorted(set(obj) - {"name", "match", "steps", "regex"})
         if extra:
             raise ScriptError(f"{where}: unknown key {extra[0]!r}")
         match = obj.get("match")
         if match is not None and (not isinstance(match, str) or not match):
             raise ScriptError(f"{where}.match: expected a non-empty string, got {match!r}")
+        regex = obj.get("regex")
+        if regex is not None:
+            try:
+                regex = re.compile(regex, re.DOTALL)
+            except (re.error, TypeError) as exc:
+                raise ScriptError(f"{where}.regex: not a regular expression: {exc}") from None
         name = obj.get("name", match or f"scenario{i}")
-        out.append(Scenario(str(name), match, _steps(obj.get("steps"), f"{where}.steps")))
+        steps = _steps(obj.get("steps"), f"{where}.steps")
+        out.append(Scenario(str(name), match, steps, regex))
     if len({s.name for s in out}) != len(out):
         raise ScriptError("scenarios: names must be unique")
     return tuple(out)
@@ -247,13 +257,20 @@ class _State:
     def pick(self, body: Mapping[str, Any]) -> tuple[Scenario, int, Step | None]:
         messages = body.get("messages")
         messages = messages if isinstance(messages, list) else []
-        prompt = " ".join(
+        texts = [
             _message_text(m.get("content"))
             for m in messages
             if isinstance(m, Mapping) and m.get("role") in ("system", "developer", "user")
-        ).lower()
+        ]
+        prompt = " ".join(texts).lower()
+        raw_prompt = "\n".join(texts)
         scenario = next(
-            (s for s in self.script.scenarios if s.match is None or s.match.lower() in prompt),
+            (
+                s
+                for s in self.script.scenarios
+                if (s.match is None or s.match.lower() in prompt)
+                and (s.regex is None or s.regex.search(raw_prompt))
+            ),
             None,
         )
         if scenario is None:

@@ -164,6 +164,35 @@ def test_scenarios_route_by_prompt_text_and_turns_advance_by_assistant_messages(
     ]
 
 
+def test_a_regex_scenario_matches_the_joined_messages_with_case_and_backreferences(
+    fake_openai_factory: Factory,
+) -> None:
+    server = fake_openai_factory(
+        {
+            "scenarios": [
+                # the tag declared in the system message must wrap the word in the user message
+                {
+                    "name": "tagged",
+                    "regex": r"tag=(?P<t>\w+).*<(?P=t)>[^<]*Secret[^<]*</(?P=t)>",
+                    "steps": [{"content": "inside"}],
+                },
+                {"steps": [{"content": "other"}] * 2},
+            ]
+        }
+    )
+    client = _client(server)
+
+    def ask(system: str, user: str) -> str | None:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        return (
+            client.chat.completions.create(model="m", messages=messages).choices[0].message.content
+        )
+
+    assert ask("tag=ab", "x <ab> a Secret </ab>") == "inside"
+    assert ask("tag=ab", "x <cd> a Secret </cd>") == "other"  # not the declared tag
+    assert ask("tag=ab", "x <ab> a secret </ab>") == "other"  # case is kept
+
+
 def test_an_exhausted_script_answers_400_naming_the_scenario(fake_openai_factory: Factory) -> None:
     server = fake_openai_factory([{"content": "only one"}])
     client = _client(server)
@@ -197,6 +226,7 @@ def test_the_fixture_takes_its_script_from_indirect_parametrization(
         ({"steps": [], "advance": "time"}, "script.advance: expected 'requests' or 'turns'"),
         ({"scenarios": [{"steps": [{"tool_calls": [{}]}]}]}, "tool_calls[0]: expected"),
         ({}, "exactly one of 'scenarios' and 'steps'"),
+        ({"scenarios": [{"regex": "(", "steps": []}]}, "scenarios[0].regex: not a regular"),
     ],
 )
 def test_a_malformed_script_is_refused_with_its_path(script: object, message: str) -> None:
