@@ -12,9 +12,9 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, Self, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
 
 from tracescore import semconv
 from tracescore.model.score import Score
@@ -110,16 +110,44 @@ class ScorerBase(BaseModel):
 
     deterministic: ClassVar[bool] = True
 
+    # The digest, computed once: scorers are frozen, and scoring a run must not re-serialize
+    # the config (a functools.cached_property cannot live on a frozen pydantic model).
+    _digest: str = PrivateAttr(default="")
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Compute the digest at construction, so an unhashable config fails early."""
+        self._digest = self._compute_digest()
+
     @property
     def score_name(self) -> str:
         """The name scores carry: `name` if given, else the type."""
         return self.name or self.type
 
+    def digest_payload(self) -> dict[str, Any]:
+        """The config the digest covers; subclasses may canonicalize order-free parts."""
+        return self.model_dump(mode="json", exclude={"name", "threshold"})
+
+    def _compute_digest(self) -> str:
+        canonical = json.dumps(
+            self.digest_payload(), sort_keys=True, separators=(",", ":"), ensure_ascii=True
+        )
+        return f"{DIGEST_VERSION}:{hashlib.sha256(canonical.encode()).hexdigest()}"
+
     def digest(self) -> str:
         """`scorer-v1:<sha256>` of the canonical scoring config (name and threshold excluded)."""
-        payload = self.model_dump(mode="json", exclude={"name", "threshold"})
-        canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-        return f"{DIGEST_VERSION}:{hashlib.sha256(canonical.encode()).hexdigest()}"
+        if not self._digest:  # a subclass's model_post_init may not have called ours
+            self._digest = self._compute_digest()
+        return self._digest
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; with `update`, a new scorer validated from scratch.
+
+        Pydantic's own copy skips validation and would carry over the cached digest and any
+        precomputed matching tables, so a changed copy is rebuilt through the constructor.
+        """
+        if not update:
+            return super().model_copy(deep=deep)
+        return type(self).model_validate({**self.model_dump(), **update})
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """Score one trajectory. Pure: no I/O, no clock. Subclasses implement this."""

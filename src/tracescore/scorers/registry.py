@@ -12,10 +12,36 @@ from typing import Annotated, Any
 from pydantic import Field, TypeAdapter
 
 from tracescore.scorers.base import ScorerBase
+from tracescore.scorers.checks import (
+    CalledTool,
+    DidNotCall,
+    MaxToolCalls,
+    NoToolErrors,
+    OutputIncludes,
+    ToolOrder,
+    UsedNoTools,
+)
+from tracescore.scorers.tool_call_accuracy import ToolCallAccuracy
+from tracescore.scorers.tool_calls import ToolCalls
+from tracescore.scorers.trajectory_accuracy import TrajectoryAccuracy
+from tracescore.scorers.trajectory_guardrails import TrajectoryGuardrails
 
 __all__ = ["SCORER_CLASSES", "AnyScorer", "parse_scorer", "scorer_types"]
 
-SCORER_CLASSES: tuple[type[ScorerBase], ...] = ()
+SCORER_CLASSES: tuple[type[ScorerBase], ...] = (
+    # deterministic scorers (Mastra and Agno semantics)
+    ToolCallAccuracy,
+    ToolCalls,
+    TrajectoryAccuracy,
+    TrajectoryGuardrails,
+    CalledTool,
+    NoToolErrors,
+    UsedNoTools,
+    ToolOrder,
+    DidNotCall,
+    MaxToolCalls,
+    OutputIncludes,
+)
 
 
 def _type_of(cls: type[ScorerBase]) -> str:

@@ -1,0 +1,117 @@
+"""Fields and helpers shared by the tool scorers: compat mode, call policy, sub-agents.
+
+Which calls count is a per-scorer policy (`calls`, see `base.select_calls`):
+
+- scorers that look for expected calls count only clean executions by default (`clean`):
+  an errored or paused call never satisfies an expectation, because the tool did no work;
+- prohibitions count every attempt by default (`attempted`): a forbidden call that errored
+  was still made.
+
+`compat: mastra` makes the expectation scorers count attempted calls too, as Mastra 1.10.2
+does (its `extractToolCalls` keeps `result`, `call` and `output-error` invocations). An
+explicit `calls` always wins. `include_subagents: false` (the default) keeps sub-agents' calls
+out: a sub-agent run is a step of its own (`AgentStep`) and is scored as its own run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import StringConstraints, model_validator
+
+from tracescore.model.trajectory import AgentStep, Step, ToolCall, Trajectory
+from tracescore.scorers.base import CallPolicy, ScorerBase, select_calls
+
+__all__ = [
+    "Compat",
+    "ExpectationScorer",
+    "ProhibitionScorer",
+    "ToolName",
+    "ToolScorer",
+    "names",
+    "subagent_tool_calls",
+    "uncounted_note",
+]
+
+# `tracescore`: the documented defaults. `mastra`: Mastra 1.10.2's exact semantics.
+Compat: TypeAlias = Literal["tracescore", "mastra"]
+# A tool name in a config: an empty name can never match a call.
+ToolName: TypeAlias = Annotated[str, StringConstraints(min_length=1)]
+
+
+class ToolScorer(ScorerBase):
+    """A scorer of a run's tool calls (not registered: a base for the concrete scorers)."""
+
+    calls: CallPolicy = "clean"
+    """`clean`: only calls that ran without error; `attempted`: every call made."""
+    include_subagents: bool = False
+    """Count sub-agents' tool calls as if the run had made them."""
+
+    def counted(self, trajectory: Trajectory) -> tuple[ToolCall, ...]:
+        """The calls this scorer counts, in trajectory order."""
+        return select_calls(trajectory, self.calls, include_subagents=self.include_subagents)
+
+
+class ExpectationScorer(ToolScorer):
+    """A Mastra-family scorer that looks for expected calls: by default clean executions only."""
+
+    compat: Compat = "tracescore"
+    """`mastra` reproduces Mastra 1.10.2 exactly; `tracescore` applies the documented rules."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mastra_counts_attempts(cls, data: Any) -> Any:
+        # Filled in before validation so the digest of `compat: mastra` is the same whether or
+        # not `calls: attempted` is spelled out.
+        if isinstance(data, Mapping) and "calls" not in data and data.get("compat") == "mastra":
+            return {**data, "calls": "attempted"}
+        return data
+
+    @property
+    def mastra(self) -> bool:
+        """True under `compat: mastra`."""
+        return self.compat == "mastra"
+
+
+class ProhibitionScorer(ExpectationScorer):
+    """A Mastra-family scorer that forbids calls: by default every attempt counts."""
+
+    calls: CallPolicy = "attempted"
+    """`attempted` (default): a forbidden call that failed was still made; `clean`: ran only."""
+
+
+def names(calls: Iterable[ToolCall]) -> str:
+    """`a, b, c`, or `none`, for explanations."""
+    text = ", ".join(c.name for c in calls)
+    return text or "none"
+
+
+def subagent_tool_calls(trajectory: Trajectory) -> int:
+    """How many tool calls sub-agents made (at any depth) that the run's own list leaves out."""
+
+    def walk(steps: tuple[Step, ...], inside: bool) -> int:
+        total = 0
+        for step in steps:
+            if isinstance(step, AgentStep):
+                total += walk(step.steps, True)
+            elif inside and isinstance(step, ToolCall):
+                total += 1
+        return total
+
+    return walk(trajectory.steps, False)
+
+
+def uncounted_note(
+    trajectory: Trajectory, counted: tuple[ToolCall, ...], scorer: ToolScorer
+) -> str:
+    """`not counted: x (error), y (paused)` for calls the policy left out, or an empty string.
+
+    Says why a call the user can see in the trace did not satisfy an expectation.
+    """
+    every = trajectory.tool_calls(include_subagents=scorer.include_subagents)
+    if len(every) == len(counted):
+        return ""
+    kept = {id(c) for c in counted}
+    left = [f"{c.name} ({c.status})" for c in every if id(c) not in kept]
+    return f"not counted (calls: clean): {', '.join(left)}"

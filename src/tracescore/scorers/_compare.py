@@ -1,0 +1,214 @@
+"""Compare a run's tool calls with an expected trajectory (Mastra's `compareTrajectories`).
+
+The shape of the result and the strict-ordering rule follow Mastra 1.10.2. Two things differ
+under tracescore's default semantics (`mastra=False`), each for a reason:
+
+- relaxed ordering aligns optimally (longest common subsequence with a match predicate), and
+  unordered matching is a maximum matching: a greedy scan lets one early match block later
+  ones, so expected `[X, A, B]` against calls `[A, B, X]` scores 1/3 in Mastra but 2/3 here;
+- an unmatched expected step is reported as `out_of_order` only when a matching call exists
+  that the alignment could not use, and as `args_mismatch` when the tool ran with other
+  arguments (Mastra files both under "out of order"). Scores are exact fractions, not rounded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from tracescore.model.trajectory import ToolCall
+from tracescore.scorers._matching import (
+    args_equal,
+    args_subset,
+    first_fit_pairs,
+    fmt_score,
+    greedy_relaxed_pairs,
+    js_json,
+    lcs_pairs,
+    mastra_round2,
+    mastra_tool_args,
+    max_matching_pairs,
+)
+
+__all__ = ["ArgsMatch", "Comparison", "Expected", "Ordering", "compare_steps"]
+
+Ordering: TypeAlias = Literal["strict", "relaxed", "unordered"]
+ArgsMatch: TypeAlias = Literal["subset", "exact"]
+
+
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """One expected step, prepared once per scorer: tool name, arguments, their JS JSON."""
+
+    tool: str
+    args: Mapping[str, Any] | None = None
+    args_json: str | None = None
+
+    @classmethod
+    def of(cls, tool: str, args: Mapping[str, Any] | None) -> Expected:
+        """Precompute the `JSON.stringify` text used under `compat: mastra`."""
+        return cls(tool, args, None if args is None else js_json(args))
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """What matched and what did not; `score` is already clamped (and rounded under Mastra)."""
+
+    score: float
+    matched: int
+    total_expected: int
+    total_actual: int
+    missing: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
+    out_of_order: tuple[str, ...] = ()
+    args_mismatch: tuple[str, ...] = ()
+    repeated: tuple[str, ...] = ()
+
+    def details(self) -> dict[str, Any]:
+        """The structured form carried in `Score.details`."""
+        return {
+            "score": self.score,
+            "matched": self.matched,
+            "total_expected": self.total_expected,
+            "total_actual": self.total_actual,
+            "missing": list(self.missing),
+            "extra": list(self.extra),
+            "out_of_order": list(self.out_of_order),
+            "args_mismatch": list(self.args_mismatch),
+            "repeated": list(self.repeated),
+        }
+
+    def summary(self, *, mastra: bool, allow_repeated: bool = True) -> str:
+        """Mastra's accuracy sentence; tracescore adds argument mismatches and penalised repeats."""
+        parts = [f"{self.matched}/{self.total_expected} expected steps matched."]
+        for label, names in (
+            ("missing", self.missing),
+            ("extra", self.extra),
+            ("out of order", self.out_of_order),
+        ):
+            if names:
+                parts.append(f"{label}: {', '.join(names)}.")
+        if not mastra:
+            if self.args_mismatch:
+                parts.append(f"called with other arguments: {', '.join(self.args_mismatch)}.")
+            if self.repeated and not allow_repeated:
+                parts.append(f"repeated (0.1 off each): {', '.join(self.repeated)}.")
+        return " ".join(parts)
+
+    def line(self, *, mastra: bool, allow_repeated: bool = True) -> str:
+        """`Accuracy (<score>): <summary>` as in Mastra's unified reason."""
+        return f"Accuracy ({fmt_score(self.score)}): " + self.summary(
+            mastra=mastra, allow_repeated=allow_repeated
+        )
+
+
+def _matrix(
+    calls: Sequence[ToolCall], expected: Sequence[Expected], *, mastra: bool, args_match: ArgsMatch
+) -> list[list[bool]]:
+    names = [c.name for c in calls]
+    if mastra:
+        # JSON.stringify of each call's toolArgs, once per call; None stands for `undefined`.
+        texts = [
+            None if (a := mastra_tool_args(c.arguments)) is None else js_json(a) for c in calls
+        ]
+        return [
+            [
+                n == e.tool and (e.args_json is None or (t is not None and t == e.args_json))
+                for n, t in zip(names, texts, strict=True)
+            ]
+            for e in expected
+        ]
+    rows: list[list[bool]] = []
+    for e in expected:
+        spec = e.args
+        if spec is None:
+            rows.append([n == e.tool for n in names])
+        elif args_match == "subset":
+            rows.append([c.name == e.tool and args_subset(spec, c.arguments) for c in calls])
+        else:
+            rows.append(
+                [
+                    c.name == e.tool
+                    and args_equal(spec, {} if c.arguments is None else c.arguments)
+                    for c in calls
+                ]
+            )
+    return rows
+
+
+def compare_steps(
+    calls: Sequence[ToolCall],
+    expected: Sequence[Expected],
+    *,
+    ordering: Ordering = "relaxed",
+    allow_repeated: bool = True,
+    args_match: ArgsMatch = "subset",
+    mastra: bool = False,
+) -> Comparison:
+    """Compare calls (already selected by the scorer's policy) with the expected steps."""
+    names = [c.name for c in calls]
+    n_a, n_e = len(names), len(expected)
+    if n_e == 0:
+        # An explicit empty expectation means "expect nothing": any call is a failure.
+        return Comparison(1.0 if n_a == 0 else 0.0, 0, 0, n_a, extra=tuple(names))
+
+    counts: dict[str, int] = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    repeated = tuple(n for n, k in counts.items() if k > 1)
+    expected_names = {e.tool for e in expected}
+    match = _matrix(calls, expected, mastra=mastra, args_match=args_match)
+
+    out_of_order: list[str] = []
+    args_mismatch: list[str] = []
+    matched_idx: set[int] = set()
+    if ordering == "strict":
+        for i in range(max(n_a, n_e)):
+            a_name = names[i] if i < n_a else None
+            if a_name is not None and i < n_e and a_name == expected[i].tool:
+                if match[i][i]:
+                    matched_idx.add(i)
+                elif not mastra:
+                    args_mismatch.append(a_name)
+            elif a_name is not None and a_name in expected_names:
+                out_of_order.append(a_name)
+        raw = len(matched_idx) / n_e
+        if n_a > n_e:
+            raw = max(0.0, raw - 0.5 * (n_a - n_e) / n_e)
+    else:
+        if ordering == "relaxed":
+            pairs = greedy_relaxed_pairs(match, n_a) if mastra else lcs_pairs(match, n_a)
+        else:
+            pairs = first_fit_pairs(match, n_a) if mastra else max_matching_pairs(match, n_a)
+        matched_idx = {i for i, _ in pairs}
+        used = {j for _, j in pairs}
+        present = set(names)
+        for i, e in enumerate(expected):
+            if i in matched_idx:
+                continue
+            if mastra:
+                if ordering == "relaxed" and e.tool in present:
+                    out_of_order.append(e.tool)
+            elif any(match[i][j] and j not in used for j in range(n_a)):
+                if ordering == "relaxed":
+                    out_of_order.append(e.tool)
+            elif e.tool in present and not any(match[i]):
+                args_mismatch.append(e.tool)
+        raw = len(matched_idx) / n_e
+    if not allow_repeated and repeated:
+        raw = max(0.0, raw - 0.1 * len(repeated))
+    score = min(1.0, max(0.0, raw))
+    if mastra:
+        score = mastra_round2(score)
+    return Comparison(
+        score=score,
+        matched=len(matched_idx),
+        total_expected=n_e,
+        total_actual=n_a,
+        missing=tuple(e.tool for i, e in enumerate(expected) if i not in matched_idx),
+        extra=tuple(n for n in names if n not in expected_names),
+        out_of_order=tuple(out_of_order),
+        args_mismatch=tuple(args_mismatch),
+        repeated=repeated,
+    )

@@ -1,0 +1,215 @@
+"""Quick checks, 0 or 1: Mastra's `checks.*` over the run's tool calls and final output.
+
+Call policy (see `_common`): the checks that look for calls (`called_tool`, `tool_order`) count
+clean executions by default, so an errored call to the right tool does not pass them; the
+prohibitions (`did_not_call`, `used_no_tools`, `max_tool_calls`) count every attempt, so a
+forbidden call that errored still fails them; `no_tool_errors` sees every call and counts
+status `error`, listing paused calls in its details without failing on them. Under
+`compat: mastra` (Mastra 1.10.2) every check counts attempts, and `no_tool_errors` also fails
+on paused calls (Mastra's state `call`) and on results carrying a truthy `error` field.
+
+Refused at construction, because they could never fail or never pass: `times` below 1, a
+negative `max`, an empty `tools` order, an empty `text`, `no_tool_errors` with `calls: clean`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, model_validator
+
+from tracescore.model.trajectory import Trajectory
+from tracescore.scorers._common import (
+    Compat,
+    ExpectationScorer,
+    ProhibitionScorer,
+    ToolName,
+    names,
+    uncounted_note,
+)
+from tracescore.scorers.base import Outcome, ScorerBase
+
+__all__ = [
+    "CalledTool",
+    "DidNotCall",
+    "MaxToolCalls",
+    "NoToolErrors",
+    "OutputIncludes",
+    "ToolOrder",
+    "UsedNoTools",
+]
+
+# The key of a tool result object that Mastra's noToolErrors reads as "this call failed".
+_RESULT_ERROR_KEY = "error"
+
+
+def _outcome(passed: bool, explanation: str, details: dict[str, object]) -> Outcome:
+    return Outcome(value=1.0 if passed else 0.0, explanation=explanation, details=details)
+
+
+class CalledTool(ExpectationScorer):
+    """1 when `tool` was called at least `times` times (Mastra `checks.calledTool`)."""
+
+    type: Literal["called_tool"] = "called_tool"
+    tool: ToolName
+    times: int = Field(default=1, ge=1)
+
+    def evaluate(self, trajectory: Trajectory) -> Outcome:
+        """Count the tool's counted calls."""
+        calls = self.counted(trajectory)
+        count = sum(1 for c in calls if c.name == self.tool)
+        passed = count >= self.times
+        explanation = f"'{self.tool}' was called {count} time(s); at least {self.times} expected"
+        note = uncounted_note(trajectory, calls, self)
+        if note and not passed:
+            explanation += f"; {note}"
+        return _outcome(
+            passed,
+            explanation,
+            {"tool": self.tool, "expected_times": self.times, "actual_count": count},
+        )
+
+
+class ToolOrder(ExpectationScorer):
+    """1 when `tools` were called in this order, others allowed between (`checks.toolOrder`)."""
+
+    type: Literal["tool_order"] = "tool_order"
+    tools: tuple[ToolName, ...] = Field(min_length=1)
+
+    def evaluate(self, trajectory: Trajectory) -> Outcome:
+        """Scan the calls once, advancing through `tools` on each match."""
+        calls = self.counted(trajectory)
+        actual = [c.name for c in calls]
+        pos = 0
+        for name in actual:
+            if pos < len(self.tools) and name == self.tools[pos]:
+                pos += 1
+        passed = pos == len(self.tools)
+        want = " -> ".join(self.tools)
+        if passed:
+            explanation = f"calls follow {want}; calls: {names(calls)}"
+        else:
+            after = f" after {' -> '.join(self.tools[:pos])}" if pos else ""
+            explanation = (
+                f"calls do not follow {want}: '{self.tools[pos]}' not called{after}; "
+                f"calls: {names(calls)}"
+            )
+            note = uncounted_note(trajectory, calls, self)
+            if note:
+                explanation += f"; {note}"
+        return _outcome(
+            passed, explanation, {"actual_tools": actual, "expected_order": list(self.tools)}
+        )
+
+
+class DidNotCall(ProhibitionScorer):
+    """1 when `tool` was never called (`checks.didNotCall`); attempts count by default."""
+
+    type: Literal["did_not_call"] = "did_not_call"
+    tool: ToolName
+
+    def evaluate(self, trajectory: Trajectory) -> Outcome:
+        """Count calls to the forbidden tool, whatever their status."""
+        hits = [c for c in self.counted(trajectory) if c.name == self.tool]
+        if hits:
+            statuses = ", ".join(c.status for c in hits)
+            explanation = f"'{self.tool}' was called {len(hits)} time(s) ({statuses})"
+        else:
+            explanation = f"'{self.tool}' was not called"
+        return _outcome(not hits, explanation, {"tool": self.tool, "count": len(hits)})
+
+
+class UsedNoTools(ProhibitionScorer):
+    """1 when the run called no tool (`checks.usedNoTools`); a failed call is still tool use."""
+
+    type: Literal["used_no_tools"] = "used_no_tools"
+
+    def evaluate(self, trajectory: Trajectory) -> Outcome:
+        """Any counted call fails the check."""
+        calls = self.counted(trajectory)
+        explanation = "no tool was called" if not calls else f"tools called: {names(calls)}"
+        return _outcome(not calls, explanation, {"count": len(calls)})
+
+
+class MaxToolCalls(ProhibitionScorer):
+    """1 when the run made at most `max` tool calls (`checks.maxToolCalls`)."""
+
+    type: Literal["max_tool_calls"] = "max_tool_calls"
+    max: int = Field(ge=0)
+
+    def evaluate(self, trajectory: Trajectory) -> Outcome:
+        """Compare the number of counted calls with `max`."""
+        calls = self.counted(trajectory)
+        passed = len(calls) <= self.max
+        explanation = f"{len(calls)} tool call(s), at most {self.max} allowed: {names(calls)}"
+        return _outcome(passed, explanation, {"count": len(calls), "max": self.max})
+
+
+class NoToolErrors(ProhibitionScorer):
+    """1 when no tool call failed (`checks.noToolErrors`); no calls at all passes."""
+
+    type: Literal["no_tool_errors"] = "no_tool_errors"
+
+    @model_validator(mode="after")
+    def _sees_errors(self) -> NoToolErrors:
+        if self.calls == "clean":
+            raise ValueError("no_tool_errors with calls: clean would never see an errored call")
+        return self
+
+    def evaluate(self, trajectory: Trajectory) -> Outcome:
+        """Count status `error` (and, under Mastra, paused calls and error results)."""
+        calls = self.counted(trajectory)
+        errored = [c for c in calls if c.status == "error"]
+        paused = [c for c in calls if c.status == "paused"]
+        failed = list(errored)
+        if self.mastra:
+            failed = [
+                c
+                for c in calls
+                if c.status != "ok"
+                or (isinstance(c.result, Mapping) and c.result.get(_RESULT_ERROR_KEY))
+            ]
+        if failed:
+            explanation = f"{len(failed)} of {len(calls)} tool call(s) failed: {names(failed)}"
+        else:
+            explanation = f"none of {len(calls)} tool call(s) failed"
+        if paused and not self.mastra:
+            explanation += f"; paused (not counted as errors): {names(paused)}"
+        details: dict[str, object] = {
+            "error_count": len(failed),
+            "total_calls": len(calls),
+            "errored": [c.name for c in errored],
+            "paused": [c.name for c in paused],
+        }
+        return _outcome(not failed, explanation, details)
+
+
+class OutputIncludes(ScorerBase):
+    """1 when the run's final output contains `text` (`checks.includes`).
+
+    A run whose output was not recorded cannot be scored (value None) by default; Mastra reads
+    an empty text there, so under `compat: mastra` it scores 0.
+    """
+
+    type: Literal["output_includes"] = "output_includes"
+    text: Annotated[str, StringConstraints(min_length=1)]
+    ignore_case: bool = True
+    compat: Compat = "tracescore"
+
+    def evaluate(self, trajectory: Trajectory) -> Outcome:
+        """Substring test, case-insensitive by default."""
+        output = trajectory.output
+        details: dict[str, object] = {"text": self.text, "ignore_case": self.ignore_case}
+        if output is None:
+            if self.compat != "mastra":
+                return Outcome(None, "the run's final output was not recorded", details=details)
+            output = ""
+        needle, hay = self.text, output
+        if self.ignore_case:
+            # Mastra lower-cases; casefold also folds ß/ss and similar pairs.
+            fold = str.lower if self.compat == "mastra" else str.casefold
+            needle, hay = fold(needle), fold(hay)
+        found = needle in hay
+        verb = "contains" if found else "does not contain"
+        return _outcome(found, f"the final output {verb} {self.text!r}", details)

@@ -1,0 +1,140 @@
+"""`tool_call_accuracy`: Mastra's code tool-call accuracy scorer, 0 or 1.
+
+Mastra's `createToolCallAccuracyScorerCode({expectedTool, strictMode, expectedToolOrder})`:
+
+- one tool: 1 when `expected_tool` was called; with `strict_mode`, only when it was the one
+  and only call (called twice, or alongside anything else, is 0);
+- an order: 1 when the calls follow `expected_tool_order`; with `strict_mode` the calls must be
+  exactly that sequence; no call at all is always 0.
+
+Where tracescore's default semantics differ from Mastra 1.10.2 (`compat: mastra` restores it):
+
+- only clean executions count (`calls: clean`): an errored or paused call did no work, so it
+  does not show the tool was "called correctly"; Mastra counts attempts;
+- relaxed order means "the expected order is a subsequence of the calls". Mastra compares the
+  FIRST occurrence of each expected tool, so calls `[b, a, b]` fail order `[a, b]` and an order
+  that names a tool twice (`[a, a]`) can never pass;
+- Mastra throws on a run without input or output messages; tracescore scores the calls anyway
+  (tool calls are recorded whether or not message content was captured).
+
+Refused at construction: neither `expected_tool` nor `expected_tool_order` (nothing to check),
+both at once (Mastra silently ignores `expected_tool` then), and an empty order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import model_validator
+
+from tracescore.errors import ScorerError
+from tracescore.model.trajectory import Trajectory
+from tracescore.scorers._common import ExpectationScorer, ToolName, uncounted_note
+from tracescore.scorers.base import Outcome
+
+__all__ = ["ToolCallAccuracy"]
+
+
+def _first_occurrences_in_order(actual: Sequence[str], order: Sequence[str]) -> bool:
+    # Mastra: the first index of each expected tool must strictly increase.
+    last = -1
+    for tool in order:
+        try:
+            index = actual.index(tool)
+        except ValueError:
+            return False
+        if index <= last:
+            return False
+        last = index
+    return True
+
+
+def _is_subsequence(actual: Sequence[str], order: Sequence[str]) -> bool:
+    # Greedy matching is optimal for "is a subsequence of".
+    it = iter(actual)
+    return all(any(name == tool for name in it) for tool in order)
+
+
+class ToolCallAccuracy(ExpectationScorer):
+    """Did the agent call the expected tool (or tools, in order)?"""
+
+    type: Literal["tool_call_accuracy"] = "tool_call_accuracy"
+    expected_tool: ToolName | None = None
+    """The tool that must be called."""
+    expected_tool_order: tuple[ToolName, ...] | None = None
+    """Tools that must be called in this order (other calls may come between, unless strict)."""
+    strict_mode: bool = False
+    """One tool: it must be the only call. An order: the calls must be exactly that sequence."""
+
+    @model_validator(mode="after")
+    def _checks_something(self) -> ToolCallAccuracy:
+        if self.expected_tool is None and self.expected_tool_order is None:
+            raise ValueError(
+                "tool_call_accuracy needs expected_tool or expected_tool_order; "
+                "with neither there is no check"
+            )
+        if self.expected_tool is not None and self.expected_tool_order is not None:
+            raise ValueError(
+                "give expected_tool or expected_tool_order, not both "
+                "(Mastra ignores expected_tool when an order is given)"
+            )
+        if self.expected_tool_order is not None and not self.expected_tool_order:
+            raise ValueError("expected_tool_order is empty; an empty order checks nothing")
+        return self
+
+    def _order_ok(self, actual: Sequence[str], order: Sequence[str]) -> bool:
+        if self.strict_mode:
+            return list(actual) == list(order)
+        if self.mastra:
+            return _first_occurrences_in_order(actual, order)
+        return _is_subsequence(actual, order)
+
+    def evaluate(self, trajectory: Trajectory) -> Outcome:
+        """1 when the expected tool (or order) is found among the counted calls, else 0."""
+        if self.mastra and (not trajectory.input or not trajectory.output):
+            raise ScorerError(
+                "input and output messages cannot be null or empty "
+                "(compat mastra: Mastra 1.10.2 throws for a run without recorded input or output)"
+            )
+        calls = self.counted(trajectory)
+        actual = [c.name for c in calls]
+        order = self.expected_tool_order
+        tool = self.expected_tool
+        correct_tool = tool is not None and (
+            actual == [tool] if self.strict_mode else tool in actual
+        )
+        order_ok = None if order is None else self._order_ok(actual, order)
+        details = {
+            "expected_tool": tool,
+            "expected_tool_order": None if order is None else list(order),
+            "strict_mode": self.strict_mode,
+            "actual_tools": actual,
+            "has_tool_calls": bool(actual),
+            "correct_tool_called": correct_tool,
+            "correct_order_called": order_ok,
+        }
+        seen = ", ".join(actual) or "none"
+        if order is not None:
+            mode = (
+                "the exact sequence"
+                if self.strict_mode
+                else ("first calls in order" if self.mastra else "in order, others between")
+            )
+            verdict = "followed" if order_ok else "not followed"
+            explanation = f"expected order {' -> '.join(order)} ({mode}) {verdict}; calls: {seen}"
+            value = 1.0 if order_ok and actual else 0.0
+        elif self.strict_mode:
+            if correct_tool:
+                explanation = f"'{tool}' was the only call"
+            else:
+                explanation = f"strict mode: expected exactly one call, to '{tool}'; calls: {seen}"
+            value = 1.0 if correct_tool else 0.0
+        else:
+            verdict = "was called" if correct_tool else "was not called"
+            explanation = f"expected tool '{tool}' {verdict}; calls: {seen}"
+            value = 1.0 if correct_tool else 0.0
+        note = uncounted_note(trajectory, calls, self)
+        if note:
+            explanation += f"; {note}"
+        return Outcome(value=value, explanation=explanation, details=details)

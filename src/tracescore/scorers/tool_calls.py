@@ -1,0 +1,163 @@
+"""`tool_calls`: Agno's `ToolCallScorer` (agno 2.8.0), value = satisfied checks / checks.
+
+Every name in `expected_tools` is one check, satisfied by at least one counted execution of
+that tool (set semantics: naming a tool twice is still one check, and one call satisfies it
+however often it is named). Every argument spec is one check of its own, satisfied by a counted
+execution of that tool whose arguments contain the spec's top-level keys with equal values
+(extra keys allowed). `allow_additional: false` fails `passed` (not `value`) when a counted
+call went to a tool named nowhere in the config. Order and call counts are not checked.
+
+Counted calls are clean executions (`calls: clean`, Agno's rule): an errored or paused call
+satisfies nothing and, for the same reason, is never "additional". The reasons are Agno's own
+strings (`expected tool 'charge_card' has no clean execution`, ...), so results can be compared
+line for line. Two deliberate differences from Agno: argument values compare without Python's
+`1 == True` (a boolean never equals a number), and a sub-agent's calls (Agno: a team member's)
+can be counted with `include_subagents: true`; by default they are not, and a note says so.
+
+Refused at construction, with Agno's messages: a bare string for `expected_tools`, an empty
+spec list for a tool, and a scorer with neither expected tools nor argument specs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from tracescore.model.trajectory import Trajectory
+from tracescore.scorers._common import ToolName, ToolScorer, subagent_tool_calls
+from tracescore.scorers._matching import args_subset
+from tracescore.scorers.base import Outcome
+
+__all__ = ["ToolCalls"]
+
+
+class ToolCalls(ToolScorer):
+    """Were the expected tools executed cleanly, with the expected arguments?"""
+
+    type: Literal["tool_calls"] = "tool_calls"
+    expected_tools: tuple[ToolName, ...] = ()
+    """Tools that must each have at least one counted execution (duplicates collapse)."""
+    arguments: dict[ToolName, tuple[dict[str, Any], ...]] | None = None
+    """Per tool, one spec or a list of specs; each spec is its own check (subset match)."""
+    allow_additional: bool = True
+    """False: a counted call to a tool named nowhere in this config fails `passed`."""
+
+    @field_validator("expected_tools", mode="before")
+    @classmethod
+    def _not_a_bare_string(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise PydanticCustomError(
+                "tool_names",
+                "expected a list of tool names, got the bare string '{value}'",
+                {"value": value},
+            )
+        return value
+
+    @field_validator("expected_tools")
+    @classmethod
+    def _deduplicate(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(value))
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _one_spec_or_many(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value
+        out: dict[Any, Any] = {}
+        for tool, specs in value.items():
+            if isinstance(specs, Mapping):
+                specs = [specs]
+            elif isinstance(specs, list | tuple) and not specs:
+                raise PydanticCustomError(
+                    "empty_specs",
+                    "argument specs for '{tool}' are empty; an empty list checks nothing",
+                    {"tool": tool},
+                )
+            elif not isinstance(specs, list | tuple):
+                raise PydanticCustomError(
+                    "arg_specs",
+                    "argument specs for '{tool}' must be a mapping or a list of mappings, "
+                    "got {kind}",
+                    {"tool": tool, "kind": type(specs).__name__},
+                )
+            out[tool] = specs
+        return out
+
+    @model_validator(mode="after")
+    def _checks_something(self) -> ToolCalls:
+        if not self.expected_tools and not self.arguments:
+            raise ValueError(
+                "tool_calls needs expected_tools and/or arguments; with neither there is no check"
+            )
+        return self
+
+    def digest_payload(self) -> dict[str, Any]:
+        """The config, with `expected_tools` sorted: their order never changes a score."""
+        payload = super().digest_payload()
+        payload["expected_tools"] = sorted(payload["expected_tools"])
+        return payload
+
+    def evaluate(self, trajectory: Trajectory) -> Outcome:
+        """Count satisfied checks over the counted executions; see the module docstring."""
+        executions = trajectory.tool_calls(include_subagents=self.include_subagents)
+        counted = self.counted(trajectory)
+        counted_names = {c.name for c in counted if c.name}
+        kind = "clean" if self.calls == "clean" else "attempted"
+        checks = satisfied = 0
+        notes: list[str] = []
+        found: list[str] = []
+        missing: list[str] = []
+        unmatched: list[dict[str, Any]] = []
+        for name in self.expected_tools:
+            checks += 1
+            if name in counted_names:
+                satisfied += 1
+                found.append(name)
+            else:
+                missing.append(name)
+                notes.append(f"expected tool '{name}' has no {kind} execution")
+        for tool, specs in (self.arguments or {}).items():
+            candidates = [c.arguments for c in counted if c.name == tool]
+            for spec in specs:
+                checks += 1
+                if any(args_subset(spec, args) for args in candidates):
+                    satisfied += 1
+                    found.append(f"{tool} {spec!r}")
+                else:
+                    unmatched.append({"tool": tool, "spec": spec})
+                    notes.append(f"no {kind} '{tool}' execution matches arguments {spec!r}")
+        allowed = set(self.expected_tools) | set(self.arguments or ())
+        additional = sorted(n for n in counted_names if n not in allowed)
+        passed = satisfied == checks
+        if not self.allow_additional and additional:
+            passed = False
+            notes.append(f"additional tool calls not allowed: {additional!r}")
+        if not executions:
+            notes.insert(0, "run has no tool executions")
+        hidden = 0 if self.include_subagents else subagent_tool_calls(trajectory)
+        if hidden:
+            notes.append(
+                f"member tool executions were not inspected: {hidden} sub-agent call(s) "
+                "(set include_subagents: true to count them)"
+            )
+        reason = "; ".join(notes) or None
+        explanation = f"{satisfied}/{checks} checks satisfied"
+        if found:
+            explanation += f"; satisfied: {', '.join(found)}"
+        if reason:
+            explanation += f"; {reason}"
+        details = {
+            "checks": checks,
+            "satisfied": satisfied,
+            "missing": missing,
+            "unmatched_arguments": unmatched,
+            "additional": additional,
+            "counted_tools": sorted(counted_names),
+            "reason": reason,
+        }
+        return Outcome(
+            value=satisfied / checks, explanation=explanation, passed=passed, details=details
+        )
