@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from tracescore.config.model import (
+    CHECKS_NOTHING,
     Config,
     LocatedError,
     duplicate_entry_names,
@@ -84,7 +85,7 @@ def parse_config(text: str, source: str = "<config>") -> Config:
         found = _merge_union_alternatives([_problem(e, data, lines) for e in exc.errors()])
         # Cross-entry rules live in model validators, which pydantic skips while an entry is
         # invalid; check them on the raw data too so one run of validate-config shows all.
-        for path, message in _raw_name_problems(data):
+        for path, message in _raw_cross_checks(data):
             found.append((path, _line(lines, path), message))
         raise ConfigError(_render(found, source), source=source) from None
 
@@ -104,6 +105,8 @@ def _read_yaml(text: str, source: str) -> tuple[Any, dict[Path, int], list[str]]
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
         what = exc.problem or exc.context or "cannot be parsed"
+        if exc.problem and exc.context and exc.context_mark is not None:
+            what += f" ({exc.context} on line {exc.context_mark.line + 1})"
         return None, {}, [f"{source}:{line}: invalid YAML: {what}"]
     except yaml.YAMLError as exc:
         return None, {}, [f"{source}:1: invalid YAML: {exc}"]
@@ -231,6 +234,8 @@ def _message(error: ErrorDetails, path: Path, data: Any) -> str:
     kind = error["type"]
     ctx = error.get("ctx") or {}
     got = _kind(error.get("input"))
+    if kind == "model_type" and path and path[-1] == "threshold":
+        return f"expected a number or {{min: x, max: y}}, got {_show(error.get('input'))}"
     if kind in _TYPE_WORDS:
         return f"expected {_TYPE_WORDS[kind]}, got {got}"
     if kind == "missing":
@@ -303,7 +308,12 @@ def _model_of(annotation: Any, value: Any) -> type[BaseModel] | None:
                 return registered
         return annotation
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        for member in typing.get_args(annotation):
+        members = typing.get_args(annotation)
+        if isinstance(value, Mapping) and isinstance(value.get("type"), str):
+            registered = scorer_types().get(value["type"])
+            if registered in members:  # a scorer entry: the member its `type` names
+                return registered
+        for member in members:
             found = _model_of(member, value)
             if found is not None:
                 return found
@@ -316,7 +326,7 @@ def _unwrap(annotation: Any) -> Any:
     return annotation
 
 
-def _raw_name_problems(data: Mapping[str, Any]) -> list[tuple[Path, str]]:
+def _raw_cross_checks(data: Mapping[str, Any]) -> list[tuple[Path, str]]:
     scenarios = data.get("scenarios")
     if not isinstance(scenarios, list):
         return []
@@ -332,6 +342,8 @@ def _raw_name_problems(data: Mapping[str, Any]) -> list[tuple[Path, str]]:
             sections.append((section, [_entry_name(e) for e in entries]))
         for loc, message in duplicate_entry_names(*sections):
             found.append((("scenarios", index, *loc), message))
+        if not any(names for _, names in sections):
+            found.append((("scenarios", index), CHECKS_NOTHING))
     return found
 
 
@@ -383,7 +395,7 @@ def format_path(path: Path) -> str:
     for segment in path:
         if isinstance(segment, int):
             out += f"[{segment}]"
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", segment):
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", segment):
             out += f".{segment}" if out else segment
         else:
             out += f"[{segment!r}]"

@@ -15,16 +15,19 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from tracescore.config.judge import JudgeSettings
+from tracescore.config.judge import JudgeFields, JudgeSettings
 from tracescore.config.serve import (
     AssemblySettings,
     ExporterSettings,
     ReceiversSettings,
+    ServeMode,
+    ServiceSettings,
 )
 from tracescore.scorers.base import ScorerBase
 from tracescore.scorers.registry import AnyScorer
 
 __all__ = [
+    "CHECKS_NOTHING",
     "SCENARIO_DIGEST_VERSION",
     "Config",
     "LocatedError",
@@ -35,6 +38,8 @@ __all__ = [
 ]
 
 SCENARIO_DIGEST_VERSION = "scenario-v1"
+
+CHECKS_NOTHING = "a scenario needs at least one gate or scorer: this checks nothing"
 
 # Score names end up in attribute keys (`eval.<name>.score`) and metric attributes, so they
 # are restricted to characters every backend keeps as they are.
@@ -101,6 +106,11 @@ class Scenario(_Frozen):
     """Scorers that must pass on every run; a failed gate fails the run."""
     scorers: tuple[AnyScorer, ...] = ()
     """Scorers whose values are reported; a `threshold` on one makes a miss `scored`."""
+    judge_sample: float = Field(default=1.0, ge=0.0, le=1.0)
+    """Fraction of the scored runs that also get the LLM judges, decided by trace id (a judged
+    run gets every judge of the scenario); at most `sample` in effect."""
+    judge_fields: JudgeFields = Field(default_factory=JudgeFields)
+    """Parts of a run withheld from LLM judges (e.g. `exclude: [results]`)."""
 
     _digest: str = PrivateAttr(default="")
 
@@ -115,7 +125,7 @@ class Scenario(_Frozen):
     @model_validator(mode="after")
     def checks_something(self) -> Scenario:
         if not self.gates and not self.scorers:
-            raise ValueError("a scenario needs at least one gate or scorer: this checks nothing")
+            raise ValueError(CHECKS_NOTHING)
         return self
 
     @model_validator(mode="after")
@@ -154,8 +164,12 @@ class Config(_Frozen):
     """Tried in order; a run is scored by the first scenario whose `match` holds."""
     receivers: ReceiversSettings = Field(default_factory=ReceiversSettings)
     exporter: ExporterSettings | None = None
-    mode: str = "forward"
+    mode: ServeMode = "forward"
+    """`forward`: every span goes downstream, the agent span with its scores; `fanout`:
+    nothing is forwarded, each scored run adds an `evaluate {agent}` span (tracescore serve)."""
     assembly: AssemblySettings = Field(default_factory=AssemblySettings)
+    service: ServiceSettings = Field(default_factory=ServiceSettings)
+    """Score attribute prefix, metrics interval and shutdown grace of tracescore serve."""
     judge: JudgeSettings | None = None
 
     @model_validator(mode="after")
@@ -164,6 +178,25 @@ class Config(_Frozen):
         if problems:
             loc, message = problems[0]
             raise LocatedError(message, loc)
+        return self
+
+    @model_validator(mode="after")
+    def judges_have_an_endpoint(self) -> Config:
+        # An LLM-judge entry needs a base_url and model, from `judge:` or its own block.
+        if self.judge is not None:
+            return self
+        for i, scenario in enumerate(self.scenarios):
+            for section in ("gates", "scorers"):
+                for j, entry in enumerate(getattr(scenario, section)):
+                    own = getattr(entry, "judge", None)
+                    if not entry.deterministic and (
+                        own is None or own.base_url is None or own.model is None
+                    ):
+                        raise LocatedError(
+                            f"{entry.type!r} is an LLM judge: add a top-level `judge:` section "
+                            "(base_url, model) or a `judge:` block with both on this entry",
+                            ("scenarios", i, section, j),
+                        )
         return self
 
 

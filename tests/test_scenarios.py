@@ -1,0 +1,457 @@
+"""Scenarios: selection, sampling, per-run verdicts and per-scenario aggregation.
+
+Verdict cases follow Mastra's runEvals tests (reference/scorers.md §3.9, §5.7) where tracescore
+keeps their rule, and Agno's TaskResult (§2.6) for pass rate and learning zone.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from tracescore.config import Config, Scenario
+from tracescore.model import Score, ToolCall, Trajectory
+from tracescore.scenarios import (
+    RunResult,
+    conclude,
+    evaluate_run,
+    is_sampled,
+    matches,
+    score_entries,
+    select_scenario,
+    summarize,
+)
+from tracescore.scorers.base import Outcome, ScorerBase
+
+TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+
+def run(
+    *calls: tuple[str, str],
+    agent: str | None = "support-agent",
+    user_input: str | None = "where is my order?",
+    trace_id: str = TRACE,
+    attributes: dict[str, Any] | None = None,
+    resource: dict[str, Any] | None = None,
+) -> Trajectory:
+    """A run with tool calls given as (name, status)."""
+    steps = tuple(
+        ToolCall(name=name, status=status, call_id=f"c{i}")  # type: ignore[arg-type]
+        for i, (name, status) in enumerate(calls)
+    )
+    return Trajectory(
+        trace_id=trace_id,
+        span_id="00f067aa0ba902b7",
+        agent=agent,
+        input=user_input,
+        steps=steps,
+        attributes=attributes or {},
+        resource=resource or {},
+    )
+
+
+def scenario(**fields: Any) -> Scenario:
+    return Scenario.model_validate({"name": "s", **fields})
+
+
+def entry(s: Scenario, name: str) -> ScorerBase:
+    return next(e for e, _ in s.entries if e.score_name == name)
+
+
+def value(s: Scenario, name: str, v: float | None, passed: bool | None = None) -> Score:
+    """The score an entry gives for value `v` (its threshold applied, as scoring does)."""
+    e = entry(s, name)
+    return e.finish(Outcome(value=v, explanation=f"value {v}", passed=passed), e.digest())
+
+
+def error(s: Scenario, name: str) -> Score:
+    return entry(s, name).error_score("RuntimeError: boom")
+
+
+# --- matching ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("match", "trajectory", "expected"),
+    [
+        ({}, run(), True),
+        ({"agent": "support-*"}, run(), True),
+        ({"agent": "support-*"}, run(agent="Support-agent"), False),  # case-sensitive glob
+        ({"agent": "support-agent"}, run(agent=None), False),
+        ({"input": "order"}, run(), True),  # searched, not anchored
+        ({"input": "^order"}, run(), False),
+        ({"input": "(?i)WHERE"}, run(), True),
+        ({"input": "order"}, run(user_input=None), False),
+        ({"attributes": {"tier": "gold"}}, run(attributes={"tier": "gold"}), True),
+        ({"attributes": {"tier": "gold"}}, run(resource={"tier": "gold"}), True),
+        ({"attributes": {"tier": "gold"}}, run(attributes={"tier": "silver"}), False),
+        ({"attributes": {"tier": "gold"}}, run(), False),
+        ({"attributes": {"retries": 3}}, run(attributes={"retries": 3.0}), True),
+        ({"attributes": {"retries": 3}}, run(attributes={"retries": "3"}), False),
+        ({"attributes": {"beta": True}}, run(attributes={"beta": 1}), False),  # true is not 1
+        ({"attributes": {"beta": 1}}, run(attributes={"beta": True}), False),
+        ({"attributes": {"beta": True}}, run(resource={"beta": True}), True),
+        # every condition given must hold
+        ({"agent": "support-*", "input": "refund"}, run(), False),
+        ({"agent": "support-*", "input": "order", "attributes": {"a": "b"}}, run(), False),
+    ],
+)
+def test_match_conditions_all_hold(
+    match: dict[str, Any], trajectory: Trajectory, expected: bool
+) -> None:
+    s = scenario(match=match, gates=[{"type": "no_tool_errors"}])
+    assert matches(s.match, trajectory) is expected
+
+
+def test_the_first_matching_scenario_scores_the_run() -> None:
+    config = Config.model_validate(
+        {
+            "scenarios": [
+                {
+                    "name": "refunds",
+                    "match": {"input": "refund"},
+                    "gates": [{"type": "no_tool_errors"}],
+                },
+                {
+                    "name": "support",
+                    "match": {"agent": "support-*"},
+                    "gates": [{"type": "no_tool_errors"}],
+                },
+                {"name": "all", "gates": [{"type": "no_tool_errors"}]},
+            ]
+        }
+    )
+    assert select_scenario(config, run(user_input="a refund please")).name == "refunds"  # type: ignore[union-attr]
+    assert select_scenario(config, run()).name == "support"  # type: ignore[union-attr]
+    assert select_scenario(config, run(agent="other")).name == "all"  # type: ignore[union-attr]
+    assert select_scenario(Config(), run()) is None
+
+
+def test_a_run_no_scenario_matches_has_no_scores_and_no_verdict() -> None:
+    config = Config.model_validate(
+        {
+            "scenarios": [
+                {"name": "x", "match": {"agent": "other"}, "gates": [{"type": "no_tool_errors"}]}
+            ]
+        }
+    )
+    result = evaluate_run(config, run(("lookup_order", "ok")))
+    assert result == RunResult(trajectory=result.trajectory, scenario=None)
+
+
+# --- sampling ------------------------------------------------------------------------------
+
+
+def _ids(n: int) -> list[str]:
+    # Sequential ids on purpose: sampling must not rely on ids being random.
+    return [f"{i:032x}" for i in range(1, n + 1)]
+
+
+def test_sampling_is_decided_by_trace_id_alone() -> None:
+    ids = _ids(2000)
+    first = [is_sampled(t, 0.3) for t in ids]
+    assert first == [is_sampled(t, 0.3) for t in ids]
+    assert [is_sampled(t.upper(), 0.3) for t in ids] == first  # hex case does not matter
+
+
+@pytest.mark.parametrize("rate", [0.1, 0.3, 0.5, 0.9])
+def test_sampling_keeps_about_the_rate_even_for_sequential_ids(rate: float) -> None:
+    kept = sum(is_sampled(t, rate) for t in _ids(10_000)) / 10_000
+    assert abs(kept - rate) < 0.02
+
+
+def test_a_higher_rate_keeps_every_run_a_lower_rate_kept() -> None:
+    ids = _ids(2000)
+    low = {t for t in ids if is_sampled(t, 0.2)}
+    high = {t for t in ids if is_sampled(t, 0.6)}
+    assert low <= high
+
+
+@pytest.mark.parametrize(("rate", "expected"), [(0.0, False), (1.0, True)])
+def test_sample_zero_and_one_are_exact(rate: float, expected: bool) -> None:
+    assert all(is_sampled(t, rate) is expected for t in _ids(500))
+
+
+def test_a_run_sampled_out_names_its_scenario_but_has_no_scores() -> None:
+    config = Config.model_validate(
+        {"scenarios": [{"name": "x", "sample": 0.0, "gates": [{"type": "no_tool_errors"}]}]}
+    )
+    result = evaluate_run(config, run())
+    assert (result.scenario, result.sampled, result.scores, result.verdict) == (
+        "x",
+        False,
+        (),
+        None,
+    )
+    assert result.digest == config.scenarios[0].digest
+
+
+# --- per-run verdicts ----------------------------------------------------------------------
+
+GATED = scenario(
+    gates=[{"type": "called_tool", "name": "g", "tool": "lookup_order"}],
+    scorers=[
+        {"type": "no_tool_errors", "name": "t", "threshold": 0.7},
+        {"type": "used_no_tools", "name": "plain"},
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    ("gate", "thresholded", "verdict", "skipped"),
+    [
+        ((1.0,), (1.0,), "passed", ()),
+        ((0.0,), (1.0,), "failed", ()),  # a failed gate fails the run
+        ((1.0,), (0.3,), "scored", ()),  # a missed threshold marks it scored
+        ((0.0,), (0.3,), "failed", ()),  # failed wins over scored
+        ((1.0,), (0.7,), "passed", ()),  # thresholds are inclusive
+        ("error", (1.0,), "failed", ()),  # a gate whose scorer failed does not pass
+        ((1.0,), "error", "scored", ()),  # nor is a failed thresholded scorer certified
+        ((None,), (1.0,), "passed", ("g",)),  # a not-scorable gate is skipped and named
+        ((None,), (None,), None, ("g", "t")),  # nothing produced a result: no verdict
+        ((None,), (0.3,), "scored", ("g",)),
+        ((1.0, False), (1.0,), "failed", ()),  # the scorer's own notion of passing counts
+        ("missing", (1.0,), "passed", ("g",)),  # an entry that was not run is named too
+    ],
+)
+def test_run_verdict(
+    gate: Any, thresholded: Any, verdict: str | None, skipped: tuple[str, ...]
+) -> None:
+    scores: dict[str, Score] = {"plain": value(GATED, "plain", 0.0)}
+    for name, spec in (("g", gate), ("t", thresholded)):
+        if spec == "error":
+            scores[name] = error(GATED, name)
+        elif spec != "missing":
+            scores[name] = value(GATED, name, *spec)
+    result = conclude(GATED, run(), scores)
+    assert result.verdict == verdict
+    assert result.skipped == skipped
+    assert result.gates == frozenset({"g"})
+    assert result.digest == GATED.digest
+
+
+def test_a_scenario_without_gates_or_thresholds_has_no_verdict() -> None:
+    s = scenario(scorers=[{"type": "no_tool_errors"}, {"type": "used_no_tools"}])
+    result = evaluate_run(Config(scenarios=(s,)), run(("lookup_order", "error")))
+    assert result.verdict is None
+    assert [(x.name, x.value) for x in result.scores] == [
+        ("no_tool_errors", 0.0),
+        ("used_no_tools", 0.0),
+    ]
+
+
+def test_scores_come_in_config_order_gates_first() -> None:
+    s = scenario(
+        scorers=[{"type": "used_no_tools"}, {"type": "max_tool_calls", "max": 1}],
+        gates=[{"type": "no_tool_errors"}],
+    )
+    result = evaluate_run(Config(scenarios=(s,)), run(("lookup_order", "ok")))
+    assert [x.name for x in result.scores] == ["no_tool_errors", "used_no_tools", "max_tool_calls"]
+
+
+def test_evaluate_run_scores_a_real_run_end_to_end() -> None:
+    s = scenario(
+        gates=[
+            {
+                "type": "tool_order",
+                "name": "lookup_first",
+                "tools": ["lookup_order", "process_refund"],
+            },
+        ],
+        scorers=[{"type": "no_tool_errors", "threshold": 1}],
+    )
+    config = Config(scenarios=(s,))
+    good = evaluate_run(config, run(("lookup_order", "ok"), ("process_refund", "ok")))
+    retried = evaluate_run(
+        config, run(("lookup_order", "ok"), ("process_refund", "error"), ("process_refund", "ok"))
+    )
+    bad = evaluate_run(config, run(("process_refund", "ok")))
+    assert (good.verdict, retried.verdict, bad.verdict) == ("passed", "scored", "failed")
+
+
+def test_score_entries_can_leave_judge_scorers_for_later() -> None:
+    s = scenario(gates=[{"type": "no_tool_errors"}], scorers=[{"type": "used_no_tools"}])
+    assert set(score_entries(s, run(), deterministic_only=True)) == {
+        "no_tool_errors",
+        "used_no_tools",
+    }
+
+
+# --- per-scenario aggregation --------------------------------------------------------------
+
+
+def results_for(s: Scenario, per_run: Sequence[dict[str, Any]]) -> list[RunResult]:
+    """Conclude one run per dict of score name -> value (or 'error', or (value, passed))."""
+    out = []
+    for index, spec in enumerate(per_run):
+        scores = {}
+        for name, v in spec.items():
+            if v == "error":
+                scores[name] = error(s, name)
+            elif isinstance(v, tuple):
+                scores[name] = value(s, name, *v)
+            else:
+                scores[name] = value(s, name, v)
+        out.append(conclude(s, run(trace_id=f"{index + 1:032x}"), scores))
+    return out
+
+
+def summary_of(s: Scenario, per_run: Sequence[dict[str, Any]]) -> Any:
+    (only,) = summarize(Config(scenarios=(s,)), results_for(s, per_run))
+    return only
+
+
+GATE = [{"type": "no_tool_errors", "name": "gate"}]
+
+
+@pytest.mark.parametrize(
+    ("gates", "scorers", "per_run", "verdict"),
+    [
+        # runEvals "gates and verdict" cases, one item each unless noted
+        (GATE, [], [{"gate": 1.0}], "passed"),
+        (GATE, [], [{"gate": 0.5}], "failed"),
+        (
+            GATE,
+            [{"type": "used_no_tools", "name": "q", "threshold": 0.7}],
+            [{"gate": 1.0, "q": 0.3}],
+            "scored",
+        ),
+        ([], [{"type": "used_no_tools", "name": "q"}], [{"q": 0.3}], None),
+        ([], [{"type": "used_no_tools", "name": "q", "threshold": 0.7}], [{"q": 0.9}], "passed"),
+        (GATE, [], [{"gate": "error"}], "failed"),  # a throwing gate fails
+        (GATE, [], [{"gate": 1.0}, {"gate": 0.0}, {"gate": 1.0}], "failed"),
+        (
+            [],
+            [{"type": "used_no_tools", "name": "q", "threshold": {"max": 0.3}}],
+            [{"q": 0.9}],
+            "scored",
+        ),
+        (
+            [],
+            [{"type": "used_no_tools", "name": "q", "threshold": {"max": 0.3}}],
+            [{"q": 0.1}],
+            "passed",
+        ),
+        (
+            [],
+            [{"type": "used_no_tools", "name": "q", "threshold": {"min": 0.3, "max": 0.7}}],
+            [{"q": 0.5}],
+            "passed",
+        ),
+        (
+            [],
+            [{"type": "used_no_tools", "name": "q", "threshold": {"min": 0.3, "max": 0.7}}],
+            [{"q": 0.9}],
+            "scored",
+        ),
+        (
+            GATE,
+            [{"type": "used_no_tools", "name": "q", "threshold": 0.7}],
+            [{"gate": 0.0, "q": 0.9}],
+            "failed",
+        ),
+        # thresholds judge the mean over runs: 0.7, 0.8, 0.9 average exactly 0.8
+        (
+            [],
+            [{"type": "used_no_tools", "name": "q", "threshold": 0.8}],
+            [{"q": 0.7}, {"q": 0.8}, {"q": 0.9}],
+            "passed",
+        ),
+        (
+            [],
+            [{"type": "used_no_tools", "name": "q", "threshold": 0.8}],
+            [{"q": 0.6}, {"q": 0.8}, {"q": 0.9}],
+            "scored",
+        ),
+        # a scorer that failed on any run is never certified
+        (
+            [],
+            [{"type": "used_no_tools", "name": "q", "threshold": 0.5}],
+            [{"q": 1.0}, {"q": "error"}],
+            "scored",
+        ),
+        # not-scorable runs are skipped, not counted as 0
+        (GATE, [], [{"gate": 1.0}, {"gate": None}], "passed"),
+        (GATE, [], [{"gate": None}], None),
+    ],
+)
+def test_scenario_verdict(
+    gates: list[dict[str, Any]],
+    scorers: list[dict[str, Any]],
+    per_run: list[dict[str, Any]],
+    verdict: str | None,
+) -> None:
+    s = scenario(gates=gates, scorers=scorers)
+    assert summary_of(s, per_run).verdict == verdict
+
+
+def test_pass_rate_and_learning_zone_count_only_runs_with_a_verdict() -> None:
+    s = scenario(gates=GATE)
+    summary = summary_of(s, [{"gate": 1.0}, {"gate": 0.0}, {"gate": None}, {"gate": 1.0}])
+    assert (summary.n_runs, summary.n_scored, summary.n_passed) == (4, 3, 2)
+    assert summary.pass_rate == pytest.approx(2 / 3)
+    assert summary.in_learning_zone is True
+
+
+@pytest.mark.parametrize(
+    ("gate_values", "zone"),
+    [([1.0, 1.0], False), ([0.0, 0.0], False), ([1.0, 0.0], True), ([1.0], False)],
+)
+def test_learning_zone_needs_some_passes_and_some_failures(
+    gate_values: list[float], zone: bool
+) -> None:
+    summary = summary_of(scenario(gates=GATE), [{"gate": v} for v in gate_values])
+    assert summary.in_learning_zone is zone
+
+
+def test_a_scored_run_is_not_a_passed_run() -> None:
+    s = scenario(scorers=[{"type": "used_no_tools", "name": "q", "threshold": 0.8}])
+    summary = summary_of(s, [{"q": 1.0}, {"q": 0.6}, {"q": 1.0}])
+    assert (summary.n_scored, summary.n_passed, summary.verdict) == (3, 2, "passed")  # mean 0.87
+
+
+def test_means_skip_runs_without_a_value() -> None:
+    s = scenario(gates=GATE, scorers=[{"type": "used_no_tools", "name": "q"}])
+    summary = summary_of(
+        s, [{"gate": 1.0, "q": 0.5}, {"gate": None, "q": "error"}, {"gate": 0.0, "q": 1.0}]
+    )
+    assert summary.means == {"gate": 0.5, "q": 0.75}
+
+
+def test_a_scenario_no_run_matched_is_still_summarized() -> None:
+    s = scenario(gates=GATE)
+    summary = summary_of(s, [])
+    assert (summary.n_runs, summary.n_scored, summary.pass_rate, summary.verdict) == (
+        0,
+        0,
+        None,
+        None,
+    )
+    assert summary.means == {"gate": None}
+    assert summary.to_dict() == {
+        "kind": "scenario",
+        "name": "s",
+        "n_runs": 0,
+        "n_scored": 0,
+        "n_passed": 0,
+        "pass_rate": None,
+        "in_learning_zone": False,
+        "verdict": None,
+    }
+
+
+def test_sampled_out_runs_are_counted_apart_from_the_runs() -> None:
+    s = scenario(gates=GATE)
+    config = Config(scenarios=(s,))
+    results = [*results_for(s, [{"gate": 1.0}]), RunResult(run(), scenario="s", sampled=False)]
+    (summary,) = summarize(config, results)
+    assert (summary.n_runs, summary.n_sampled_out) == (1, 1)
+
+
+def test_pass_rate_is_exact_for_whole_runs() -> None:
+    summary = summary_of(scenario(gates=GATE), [{"gate": 1.0}] * 3 + [{"gate": 0.0}])
+    assert summary.pass_rate == 0.75
+    assert not math.isnan(summary.pass_rate)
