@@ -1,0 +1,234 @@
+"""Byte-level surgery on serialized ExportTraceServiceRequests.
+
+Forwarding a request without its held agent spans by deleting them from the parsed message and
+calling `SerializeToString` costs about as much as parsing it again (reference/performance.md
+B.1c). Walking the protobuf wire format three levels deep (request → ResourceSpans → ScopeSpans
+→ Span) touches only tags and lengths, so the forwarded bytes are the received bytes with a few
+records cut out and two length prefixes rewritten.
+
+Indices match the parsed message: every occurrence of a repeated message field on the wire is
+one element, in order, which is also how the protobuf parser builds the repeated field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+__all__ = ["Held", "WireError", "cut_spans", "frame_request"]
+
+# Field numbers (opentelemetry/proto/trace/v1/trace.proto, collector/trace/v1/*.proto).
+_RESOURCE_SPANS = 1
+_SCOPE_SPANS = 2
+_SPANS = 2
+_LEN = 2
+_TAG_RESOURCE_SPANS = bytes([(_RESOURCE_SPANS << 3) | _LEN])
+_TAG_SCOPE_SPANS = bytes([(_SCOPE_SPANS << 3) | _LEN])
+_TAG_SPANS = bytes([(_SPANS << 3) | _LEN])
+
+# One held span: the ResourceSpans fields other than scope_spans (the resource and schema url),
+# the ScopeSpans fields other than spans (the scope and schema url), and the Span itself.
+Held = tuple[bytes, bytes, bytes]
+
+
+class WireError(ValueError):
+    """The bytes are not a well-formed ExportTraceServiceRequest."""
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    result = 0
+    shift = 0
+    while True:
+        if pos >= len(buf):
+            raise WireError("truncated varint")
+        byte = buf[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise WireError("varint longer than 10 bytes")
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _fields(buf: bytes, start: int, end: int) -> Iterable[tuple[int, int, int, int, int]]:
+    """(field number, wire type, field start, payload start, field end) of each field."""
+    pos = start
+    while pos < end:
+        field_start = pos
+        tag, pos = _varint(buf, pos)
+        number, wire = tag >> 3, tag & 7
+        if wire == 2:
+            length, pos = _varint(buf, pos)
+            payload, pos = pos, pos + length
+        elif wire == 0:
+            _, pos = _varint(buf, pos)
+            payload = pos
+        elif wire == 1:
+            payload, pos = pos, pos + 8
+        elif wire == 5:
+            payload, pos = pos, pos + 4
+        else:
+            raise WireError(f"unsupported wire type {wire} in field {number}")
+        if pos > end:
+            raise WireError(f"field {number} runs past the end of its message")
+        yield number, wire, field_start, payload, pos
+
+
+def cut_spans(
+    body: bytes, remove: Mapping[int, Mapping[int, frozenset[int] | set[int]]]
+) -> tuple[bytes, dict[tuple[int, int, int], Held]]:
+    """`body` without the spans at `remove[rs_index][ss_index] = {span indices}`.
+
+    Returns the remaining request and, per removed `(rs, ss, span)` index, what is needed to
+    frame that span again later. A ScopeSpans or ResourceSpans left without spans is dropped.
+    Raises WireError on malformed input (the parser accepted it, so this means a bug here).
+    """
+    view = memoryview(body)
+    out: list[bytes | memoryview] = []
+    held: dict[tuple[int, int, int], Held] = {}
+    rs_index = -1
+    for number, wire, start, payload, end in _fields(body, 0, len(body)):
+        if number != _RESOURCE_SPANS or wire != _LEN:
+            out.append(view[start:end])
+            continue
+        rs_index += 1
+        by_scope = remove.get(rs_index)
+        if not by_scope:
+            out.append(view[start:end])
+            continue
+        rs_body = _cut_resource(body, view, payload, end, rs_index, by_scope, held)
+        if rs_body is not None:
+            out.extend((_TAG_RESOURCE_SPANS, _encode_varint(len(rs_body)), rs_body))
+    return b"".join(out), held
+
+
+def _cut_resource(
+    body: bytes,
+    view: memoryview,
+    start: int,
+    end: int,
+    rs_index: int,
+    by_scope: Mapping[int, frozenset[int] | set[int]],
+    held: dict[tuple[int, int, int], Held],
+) -> bytes | None:
+    header: list[memoryview] = []
+    parts: list[bytes | memoryview] = []
+    # (position in parts, scope index, payload start, payload end, span indices to drop)
+    cuts: list[tuple[int, int, int, int, frozenset[int] | set[int]]] = []
+    had_scopes = kept_scopes = False
+    ss_index = -1
+    for number, wire, f_start, payload, f_end in _fields(body, start, end):
+        if number != _SCOPE_SPANS or wire != _LEN:
+            header.append(view[f_start:f_end])
+            parts.append(view[f_start:f_end])
+            continue
+        ss_index += 1
+        had_scopes = True
+        drop = by_scope.get(ss_index)
+        if drop:
+            cuts.append((len(parts), ss_index, payload, f_end, drop))
+            parts.append(b"")  # filled below, once the resource header is known
+        else:
+            parts.append(view[f_start:f_end])
+            kept_scopes = True
+    rs_header = b"".join(header)
+    for position, scope_index, payload, f_end, drop in cuts:
+        key = (rs_index, scope_index)
+        ss_body = _cut_scope(body, view, payload, f_end, key, drop, rs_header, held)
+        if ss_body is not None:
+            parts[position] = b"".join((_TAG_SCOPE_SPANS, _encode_varint(len(ss_body)), ss_body))
+            kept_scopes = True
+    if had_scopes and not kept_scopes:
+        return None
+    return b"".join(parts)
+
+
+def _cut_scope(
+    body: bytes,
+    view: memoryview,
+    start: int,
+    end: int,
+    key: tuple[int, int],
+    drop: frozenset[int] | set[int],
+    rs_header: bytes,
+    held: dict[tuple[int, int, int], Held],
+) -> bytes | None:
+    header: list[memoryview] = []
+    parts: list[memoryview] = []
+    taken: list[tuple[int, bytes]] = []
+    kept_spans = False
+    sp_index = -1
+    pos = start
+    kept_from = start  # start of a run of kept fields not yet appended to parts
+    pending = sorted(drop, reverse=True)
+    next_drop = pending.pop()
+    while pos < end:
+        # The hot loop of the cut: inlined tag and length reads for the common case (a
+        # one-byte tag and a length below 16 KiB); anything else takes the generic path.
+        tag = body[pos]
+        if tag == 0x12:
+            length = body[pos + 1]
+            if length < 0x80:
+                payload = pos + 2
+            elif body[pos + 2] < 0x80:
+                length = (length & 0x7F) | (body[pos + 2] << 7)
+                payload = pos + 3
+            else:
+                length, payload = _varint(body, pos + 1)
+            f_end = payload + length
+            if f_end > end:
+                raise WireError("a span runs past the end of its scope")
+            sp_index += 1
+            if sp_index == next_drop:
+                if kept_from < pos:
+                    parts.append(view[kept_from:pos])
+                taken.append((sp_index, body[payload:f_end]))
+                kept_from = f_end
+                next_drop = pending.pop() if pending else -1
+            else:
+                kept_spans = True
+            pos = f_end
+            continue
+        for number, wire, f_start, _, f_end in _fields(body, pos, end):
+            # One field only: the generic path for scope, schema url and unknown fields.
+            if number == _SPANS and wire == _LEN:
+                raise WireError("spans field with a multi-byte tag")  # pragma: no cover
+            header.append(view[f_start:f_end])
+            pos = f_end
+            break
+    if kept_from < end:
+        parts.append(view[kept_from:end])
+    ss_header = b"".join(header)
+    for sp_index, span in taken:
+        held[(*key, sp_index)] = (rs_header, ss_header, span)
+    if not kept_spans:
+        return None
+    return b"".join(parts)
+
+
+def frame_request(spans: Iterable[Held]) -> bytes:
+    """An ExportTraceServiceRequest holding `spans`, grouped by resource and scope."""
+    grouped: dict[bytes, dict[bytes, list[bytes]]] = {}
+    for rs_header, ss_header, span in spans:
+        grouped.setdefault(rs_header, {}).setdefault(ss_header, []).append(span)
+    out: list[bytes] = []
+    for rs_header, scopes in grouped.items():
+        rs_parts = [rs_header]
+        for ss_header, span_list in scopes.items():
+            ss_parts = [ss_header]
+            for span in span_list:
+                ss_parts.extend((_TAG_SPANS, _encode_varint(len(span)), span))
+            ss_body = b"".join(ss_parts)
+            rs_parts.extend((_TAG_SCOPE_SPANS, _encode_varint(len(ss_body)), ss_body))
+        rs_body = b"".join(rs_parts)
+        out.extend((_TAG_RESOURCE_SPANS, _encode_varint(len(rs_body)), rs_body))
+    return b"".join(out)

@@ -1,0 +1,310 @@
+"""Forward-first assembly: every span goes downstream as it arrives, except held agent spans.
+
+Per request: spans with invalid ids are rejected (the sender learns through partial_success);
+every other span is forwarded at once in the received bytes, except the agent span of a run a
+scenario may match, which is cut out and held until its run is scored, then forwarded with the
+score attributes. Spans of traces that may hold a run are also kept as `SpanRecord`s with only
+the attributes trajectories need.
+
+A trace is scored once an agent span (or its root) arrived and it was quiet for
+`decision_wait`, or `max_trace_age` after its first span (then `complete` is false unless an
+agent span or the root arrived). Spans of a trace already scored are forwarded and counted as
+late. The buffer is bounded by runs, spans and bytes: at a limit `check_capacity` raises
+OverloadedError and receivers answer with a retryable status instead of evicting anything.
+Forwards the exporter cannot take yet wait in an outbox, retried on every tick, so nothing
+accepted is lost.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import time
+from collections.abc import Callable
+from typing import Literal
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from tracescore.assembler._extract import RECORD_OVERHEAD, Extractor
+from tracescore.assembler._wire import Held, cut_spans, frame_request
+from tracescore.assembler.contracts import AssemblerHooks, Counters, Ingest, ReadyTrace, Reason
+from tracescore.assembler.outbox import Outbox
+from tracescore.config.serve import AssemblySettings
+from tracescore.errors import OverloadedError
+from tracescore.model.span import AttrValue, SpanRecord
+
+__all__ = ["Assembler"]
+
+log = logging.getLogger(__name__)
+
+_ZERO16 = bytes(16)
+_ZERO8 = bytes(8)
+_MAX_PROBLEMS = 5
+
+
+class _Trace:
+    __slots__ = ("anchored", "first", "held", "hex", "last", "nbytes", "records")
+
+    def __init__(self, hex_id: str, now: float) -> None:
+        self.hex = hex_id
+        self.first = now
+        self.last = now
+        self.anchored = False
+        self.records: list[SpanRecord] = []
+        self.held: dict[str, Held] = {}
+        self.nbytes = 0
+
+
+class Assembler:
+    """Buffers what runs need, holds agent spans, decides when runs are scored."""
+
+    def __init__(
+        self,
+        settings: AssemblySettings,
+        hooks: AssemblerHooks,
+        counters: Counters,
+        *,
+        mode: Literal["forward", "fanout"] = "forward",
+        scoring: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """Set up an empty buffer.
+
+        Args:
+            settings: decision_wait, max_trace_age and the buffer limits.
+            hooks: classification, scoring and forwarding (see AssemblerHooks).
+            counters: service metrics.
+            mode: `forward` forwards every span (holding agent spans to annotate them);
+                `fanout` forwards nothing (the collector already sends the originals).
+            scoring: False when no scenario is configured: spans are only forwarded.
+            clock: monotonic seconds (tests pass their own).
+        """
+        self.settings = settings
+        self._hooks = hooks
+        self._counters = counters
+        self._forwarding = mode == "forward"
+        self._scoring = scoring
+        self._clock = clock
+        self._extract = Extractor(hooks.keep_key)
+        self._traces: dict[bytes, _Trace] = {}  # insertion order = order of first span
+        self._anchored: collections.OrderedDict[bytes, _Trace] = collections.OrderedDict()
+        self._scored: collections.OrderedDict[bytes, None] = collections.OrderedDict()
+        self._scored_limit = max(10_000, 4 * settings.max_runs)
+        self._outbox = Outbox(hooks.forward, counters)
+        self.spans = 0
+        self.nbytes = 0
+
+    @property
+    def runs(self) -> int:
+        """Traces buffered now."""
+        return len(self._traces)
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Estimated bytes held: records, held spans and forwards waiting for the exporter."""
+        return self.nbytes + self._outbox.nbytes
+
+    # -- admission -------------------------------------------------------------------------
+
+    def check_capacity(self) -> None:
+        """Raise OverloadedError when a new request must be refused with a retryable status."""
+        s = self.settings
+        if self._outbox:
+            self._outbox.flush()
+        if len(self._traces) >= s.max_runs:
+            raise OverloadedError(f"{len(self._traces)} runs buffered (assembly.max_runs)")
+        if self.spans >= s.max_spans:
+            raise OverloadedError(f"{self.spans} spans buffered (assembly.max_spans)")
+        if self.buffered_bytes >= s.max_bytes:
+            raise OverloadedError(f"{self.buffered_bytes} bytes buffered (assembly.max_bytes)")
+        if self._outbox or not self._hooks.downstream_ready():
+            raise OverloadedError("export queue full: the downstream endpoint is slow or down")
+
+    # -- ingest ----------------------------------------------------------------------------
+
+    def consume(self, request: ExportTraceServiceRequest, body: bytes | None = None) -> Ingest:
+        """Take one parsed request (and its received bytes, forwarded as they are)."""
+        now = self._clock()
+        result = Ingest()
+        remove: dict[int, dict[int, set[int]]] = {}
+        holds: list[tuple[tuple[int, int, int], _Trace, str]] = []
+        late = 0
+        traces, scored, extract = self._traces, self._scored, self._extract
+        for i, rs in enumerate(request.resource_spans):
+            resource: dict[str, AttrValue] | None = None
+            for j, ss in enumerate(rs.scope_spans):
+                scope: str | None = None
+                for k, span in enumerate(ss.spans):
+                    tid = span.trace_id
+                    sid = span.span_id
+                    if len(tid) != 16 or len(sid) != 8 or tid == _ZERO16 or sid == _ZERO8:
+                        self._reject(result, span, i, j, k, remove)
+                        continue
+                    result.accepted += 1
+                    if not self._scoring:
+                        continue
+                    trace = traces.get(tid)
+                    if trace is None and tid in scored:
+                        late += 1
+                        continue
+                    attrs, size = extract.attributes(span.attributes)
+                    if trace is None and not attrs:
+                        continue  # nothing a trajectory reads, in a trace holding no run yet
+                    if resource is None:
+                        resource = extract.resource(rs.resource.attributes)
+                    if scope is None:
+                        scope = ss.scope.name
+                    if trace is None:
+                        trace = traces[tid] = _Trace(tid.hex(), now)
+                    record = extract.record(span, trace.hex, attrs, resource, scope)
+                    size += RECORD_OVERHEAD + len(record.name)
+                    trace.records.append(record)
+                    trace.nbytes += size
+                    trace.last = now
+                    self.spans += 1
+                    self.nbytes += size
+                    agent = self._hooks.agent_name(record)
+                    if agent is not None or record.parent_span_id is None:
+                        trace.anchored = True
+                        self._anchored[tid] = trace
+                        self._anchored.move_to_end(tid)
+                        if (
+                            agent is not None
+                            and self._forwarding
+                            and record.span_id not in trace.held
+                            and self._hooks.wants(record, agent)
+                        ):
+                            remove.setdefault(i, {}).setdefault(j, set()).add(k)
+                            holds.append(((i, j, k), trace, record.span_id))
+                    elif trace.anchored:
+                        self._anchored.move_to_end(tid)
+        if late:
+            self._counters.spans_late(late)
+        if result.accepted:
+            self._counters.spans_received(result.accepted)
+        if result.rejected:
+            self._counters.spans_rejected(result.rejected)
+        if self._forwarding:
+            self._forward_request(request, body, remove, holds, result.accepted)
+        self._gauges()
+        return result
+
+    def _reject(
+        self,
+        result: Ingest,
+        span: Span,
+        i: int,
+        j: int,
+        k: int,
+        remove: dict[int, dict[int, set[int]]],
+    ) -> None:
+        result.rejected += 1
+        remove.setdefault(i, {}).setdefault(j, set()).add(k)
+        if len(result.problems) < _MAX_PROBLEMS:
+            where = f"resource_spans[{i}].scope_spans[{j}].spans[{k}] ({span.name!r})"
+            if len(span.trace_id) != 16 or span.trace_id == _ZERO16:
+                what = f"trace_id must be 16 non-zero bytes, got {span.trace_id.hex()!r}"
+            else:
+                what = f"span_id must be 8 non-zero bytes, got {span.span_id.hex()!r}"
+            result.problems.append(f"{where}: {what}")
+
+    def _forward_request(
+        self,
+        request: ExportTraceServiceRequest,
+        body: bytes | None,
+        remove: dict[int, dict[int, set[int]]],
+        holds: list[tuple[tuple[int, int, int], _Trace, str]],
+        accepted: int,
+    ) -> None:
+        if body is None:
+            body = request.SerializeToString()
+        if remove:
+            body, cut = cut_spans(body, remove)
+            for index, trace, span_id in holds:
+                held = cut[index]
+                trace.held[span_id] = held
+                size = len(held[0]) + len(held[1]) + len(held[2])
+                trace.nbytes += size
+                self.nbytes += size
+                self.spans += 1
+        n = accepted - len(holds)
+        if n:
+            self._outbox.send(body, n)
+
+    # -- deciding --------------------------------------------------------------------------
+
+    def tick(self, now: float | None = None) -> int:
+        """Score every trace that is due; returns the number of traces scored."""
+        now = self._clock() if now is None else now
+        s = self.settings
+        due: list[tuple[_Trace, Reason]] = []
+        anchored = self._anchored
+        while anchored:
+            tid, trace = next(iter(anchored.items()))
+            if now - trace.last < s.decision_wait:
+                break
+            due.append((self._pop(tid), "quiet"))
+        aged: list[bytes] = []
+        for tid, trace in self._traces.items():  # oldest first
+            if now - trace.first < s.max_trace_age:
+                break
+            aged.append(tid)
+        due.extend((self._pop(tid), "max_age") for tid in aged)
+        self._release(due)
+        self._outbox.flush()
+        self._gauges()
+        return len(due)
+
+    def drain(self) -> int:
+        """Score every buffered trace now (shutdown); returns the number scored."""
+        due: list[tuple[_Trace, Reason]] = [
+            (self._pop(tid), "shutdown") for tid in list(self._traces)
+        ]
+        self._release(due)
+        self._outbox.flush()
+        self._gauges()
+        return len(due)
+
+    def _pop(self, tid: bytes) -> _Trace:
+        trace = self._traces.pop(tid)
+        self._anchored.pop(tid, None)
+        self.spans -= len(trace.records) + len(trace.held)
+        self.nbytes -= trace.nbytes
+        self._scored[tid] = None
+        if len(self._scored) > self._scored_limit:
+            self._scored.popitem(last=False)
+        return trace
+
+    def _release(self, due: list[tuple[_Trace, Reason]]) -> None:
+        released: list[Held] = []
+        for trace, reason in due:
+            ready = ReadyTrace(trace.hex, tuple(trace.records), trace.anchored, reason)
+            try:
+                annotations = self._hooks.score(ready)
+            except Exception:  # a scoring bug must not lose the held spans
+                log.exception("scoring trace %s failed; its held spans go out unscored", trace.hex)
+                annotations = {}
+            for span_id, (rs_header, ss_header, span_bytes) in trace.held.items():
+                attrs = annotations.get(span_id)
+                if attrs:
+                    span = Span.FromString(span_bytes)
+                    self._hooks.annotate(span, attrs)
+                    span_bytes = span.SerializeToString()
+                released.append((rs_header, ss_header, span_bytes))
+        if released:
+            self._outbox.send(frame_request(released), len(released))
+
+    # -- forwarding ------------------------------------------------------------------------
+
+    def flush_outbox(self) -> bool:
+        """Hand waiting forwards to the exporter; True when nothing waits any more."""
+        return self._outbox.flush()
+
+    def abandon_outbox(self) -> int:
+        """Count and log forwards that never reached the exporter; returns their spans."""
+        return self._outbox.abandon()
+
+    def _gauges(self) -> None:
+        self._counters.set_runs_buffered(len(self._traces))
+        self._counters.set_bytes_buffered(self.buffered_bytes)

@@ -1,0 +1,63 @@
+"""Forwards the exporter could not take yet, kept in order and retried on every tick."""
+
+from __future__ import annotations
+
+import collections
+import logging
+from collections.abc import Callable
+
+from tracescore import semconv
+from tracescore.assembler.contracts import Counters
+
+__all__ = ["Outbox"]
+
+log = logging.getLogger(__name__)
+
+
+class Outbox:
+    """A FIFO in front of the exporter: once anything waits, later forwards wait behind it.
+
+    Receivers refuse new requests while it is not empty, so it only ever holds what was
+    accepted before the export queue filled up (plus held spans released meanwhile).
+    """
+
+    def __init__(self, forward: Callable[[bytes, int], bool], counters: Counters) -> None:
+        """`forward(body, n_spans)` enqueues at the exporter and returns False when full."""
+        self._forward = forward
+        self._counters = counters
+        self._items: collections.deque[tuple[bytes, int]] = collections.deque()
+        self.nbytes = 0
+
+    def __bool__(self) -> bool:
+        return bool(self._items)
+
+    def send(self, body: bytes, n: int) -> None:
+        """Forward now, or keep for later when the exporter is full or others wait."""
+        if self._items or not self._forward(body, n):
+            self._items.append((body, n))
+            self.nbytes += len(body)
+
+    def flush(self) -> bool:
+        """Hand waiting forwards to the exporter while it takes them; True when empty."""
+        items = self._items
+        while items:
+            body, n = items[0]
+            if not self._forward(body, n):
+                return False
+            items.popleft()
+            self.nbytes -= len(body)
+        return True
+
+    def abandon(self) -> int:
+        """Count and log what never reached the exporter (end of shutdown); returns spans."""
+        spans = sum(n for _, n in self._items)
+        if spans:
+            self._counters.spans_dropped(semconv.DROP_SHUTDOWN, spans)
+            log.warning(
+                "shutdown: %d spans in %d requests never reached the export queue",
+                spans,
+                len(self._items),
+            )
+        self._items.clear()
+        self.nbytes = 0
+        return spans

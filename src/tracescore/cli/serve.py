@@ -1,0 +1,95 @@
+"""`tracescore serve --config FILE`: score live OTLP traffic and re-emit the scores.
+
+The config is loaded and checked (tokens, certificates, exporter) before any port is bound:
+a problem exits 2 naming its YAML path. Once listening, one line per receiver goes to stderr
+(`tracescore serve: otlp/grpc listening on HOST:PORT`), then `tracescore serve: ready`.
+SIGTERM or SIGINT stops accepting, scores what can be scored, forwards everything held and
+flushes events and metrics within `service.shutdown_grace_period`, then exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from typing import Any
+
+from tracescore.config import load_config
+from tracescore.config.serve import split_endpoint
+from tracescore.errors import ConfigError
+from tracescore.pipeline import Pipeline, preflight
+
+__all__ = ["add_parser", "run"]
+
+log = logging.getLogger("tracescore.serve")
+_PREFIX = "tracescore serve:"
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register the subcommand on the `tracescore` parser."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "serve",
+        help="receive OTLP traces, score agent runs live, forward spans with their scores",
+        description=(
+            "Run the live service: OTLP/gRPC and OTLP/HTTP receivers, assembly, scoring, "
+            "and export of spans, gen_ai.evaluation.result events and metrics."
+        ),
+    )
+    parser.add_argument("--config", required=True, metavar="FILE", help="the YAML config file")
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="log verbosity on stderr (default: info)",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM or SIGINT; returns the exit code."""
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper()),
+        format="tracescore: %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        config = load_config(args.config)
+        secrets = preflight(config, source=args.config)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    pipeline = Pipeline(config, secrets)
+    try:
+        return asyncio.run(_serve(pipeline))
+    except OSError as exc:  # a port in use, a certificate the TLS stack refused
+        print(f"{_PREFIX} cannot start: {exc}", file=sys.stderr)
+        return 2
+
+
+async def _serve(pipeline: Pipeline) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await pipeline.start()
+    receivers = pipeline.config.receivers
+    for name, settings, server in (
+        ("grpc", receivers.grpc, pipeline.grpc),
+        ("http", receivers.http, pipeline.http),
+    ):
+        if settings is not None and server is not None:
+            host, _ = split_endpoint(settings.endpoint)
+            print(f"{_PREFIX} otlp/{name} listening on {host}:{server.port}", file=sys.stderr)
+    print(f"{_PREFIX} ready", file=sys.stderr, flush=True)
+    await stop.wait()
+    print(f"{_PREFIX} shutting down", file=sys.stderr, flush=True)
+    grace = pipeline.config.service.shutdown_grace_period
+    try:
+        await asyncio.wait_for(pipeline.shutdown(), timeout=grace + 1.0)
+    except TimeoutError:
+        log.error("shutdown did not finish within the grace period (%.1fs)", grace)
+        return 1
+    print(f"{_PREFIX} stopped", file=sys.stderr, flush=True)
+    return 0

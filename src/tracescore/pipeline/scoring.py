@@ -1,0 +1,149 @@
+"""The live-scoring glue: which spans are agent runs worth holding, and scoring a ready trace.
+
+Spotting an agent span at ingest must be cheap (it runs on every kept span), so a span is
+first tested for the markers every convention's agent spans carry, and only those candidates
+are classified by the trajectory builder's own reader: the name the builder gives the agent is
+the name scenarios match on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Mapping
+
+from tracescore import semconv
+from tracescore.assembler import Annotations, Outbox, ReadyTrace
+from tracescore.config.model import Config, ScenarioMatch
+from tracescore.export.attributes import score_attributes
+from tracescore.export.events import evaluation_logs
+from tracescore.export.metrics import Telemetry
+from tracescore.export.spans import fanout_request
+from tracescore.model.span import AttrValue, SpanRecord
+from tracescore.model.trajectory import Trajectory
+from tracescore.scenarios import RunResult, evaluate_run, is_sampled, matches
+from tracescore.trajectory import BuildOptions, build_trajectories, needed_attribute
+
+# The builder's per-span reader is not part of its public surface yet; it is the one source of
+# truth for "is this an agent span, and what is it called".
+from tracescore.trajectory._classify import classify
+
+__all__ = ["RunScorer", "agent_name", "key_filter", "may_match"]
+
+log = logging.getLogger(__name__)
+
+_OPTIONS = BuildOptions()
+
+
+def agent_name(record: SpanRecord) -> str | None:
+    """The agent name of an agent span ("" when unnamed); None for any other span."""
+    attrs = record.attributes
+    if not (
+        attrs.get(semconv.GEN_AI_OPERATION_NAME) == semconv.OP_INVOKE_AGENT
+        or record.name.startswith(semconv.OP_INVOKE_AGENT)
+        or attrs.get(semconv.OI_SPAN_KIND) == semconv.OI_KIND_AGENT
+        or attrs.get(semconv.TRACELOOP_SPAN_KIND) == semconv.TRACELOOP_KIND_AGENT
+        or attrs.get(semconv.MASTRA_SPAN_TYPE) in semconv.MASTRA_AGENT_TYPES
+        or semconv.PYDANTIC_AI_AGENT_NAME in attrs
+    ):
+        return None
+    view = classify(record, _OPTIONS)
+    if view is None or view.role != "agent":
+        return None
+    return view.agent_name or ""
+
+
+def key_filter(config: Config) -> Callable[[str], bool]:
+    """Span attribute keys worth decoding: what trajectories read and what scenarios match."""
+    extra = frozenset(k for s in config.scenarios for k in s.match.attributes)
+
+    def keep(key: str) -> bool:
+        return key in extra or needed_attribute(key)
+
+    return keep
+
+
+def may_match(config: Config) -> Callable[[SpanRecord, str], bool]:
+    """Whether a sampled scenario may score the run of this agent span.
+
+    The user input is not known until the run is built, so `match.input` is left out here:
+    a run held on a guess is forwarded unscored if its scenario turns out not to match.
+    """
+    stripped = [
+        (ScenarioMatch(agent=s.match.agent, attributes=s.match.attributes), s.sample)
+        for s in config.scenarios
+    ]
+
+    def wants(record: SpanRecord, agent: str) -> bool:
+        run = Trajectory(
+            trace_id=record.trace_id,
+            span_id=record.span_id,
+            agent=agent or None,
+            attributes=record.attributes,
+            resource=record.resource,
+        )
+        return any(matches(m, run) and is_sampled(run.trace_id, rate) for m, rate in stripped)
+
+    return wants
+
+
+class RunScorer:
+    """Scores the runs of a ready trace and emits their events, metrics and fanout spans."""
+
+    def __init__(
+        self,
+        config: Config,
+        telemetry: Telemetry,
+        logs: Outbox,
+        spans: Outbox | None,
+        *,
+        prefix: str = semconv.DEFAULT_SCORE_ATTRIBUTE_PREFIX,
+    ) -> None:
+        """Args:
+        config: scenarios to score with.
+        telemetry: run, score and tool-call metrics, and scoring latency.
+        logs: where `gen_ai.evaluation.result` events go.
+        spans: where `evaluate {agent}` spans go (`mode: fanout`), else None.
+        prefix: score attribute prefix.
+        """
+        self._config = config
+        self._telemetry = telemetry
+        self._logs = logs
+        self._spans = spans
+        self._prefix = prefix
+
+    def __call__(self, ready: ReadyTrace) -> Annotations:
+        """Build, score and emit; returns score attributes per agent span id."""
+        started = time.perf_counter()
+        built = build_trajectories(ready.spans)
+        for warning in built.warnings:
+            log.debug("trace %s: %s", ready.trace_id, warning)
+        results: list[RunResult] = []
+        annotations: dict[str, Mapping[str, AttrValue]] = {}
+        for trajectory in built.trajectories:
+            if not ready.complete and trajectory.complete:
+                trajectory = dataclasses.replace(trajectory, complete=False)
+            # Judges run off the ingestion path; here only deterministic scorers score.
+            result = evaluate_run(self._config, trajectory, deterministic_only=True)
+            if result.scenario is None or not result.sampled:
+                continue
+            results.append(result)
+            self._telemetry.record_run(result)
+            attributes = score_attributes(result, self._prefix)
+            if attributes and trajectory.span_id:
+                annotations[trajectory.span_id] = attributes
+        if results:
+            request = evaluation_logs(results)
+            self._logs.send(request.SerializeToString(), _log_records(results))
+            if self._spans is not None:
+                fanout = fanout_request(results, self._prefix)
+                self._spans.send(fanout.SerializeToString(), len(results))
+            per_run = (time.perf_counter() - started) / len(results)
+            for _ in results:
+                self._telemetry.observe_scoring_latency(per_run)
+        return annotations
+
+
+def _log_records(results: list[RunResult]) -> int:
+    return sum(len(r.scores) for r in results)

@@ -1,0 +1,209 @@
+"""The live service: receivers → assembler → scoring → exporter, with one lifecycle.
+
+`start()` starts the exporter, binds the receivers and runs two loops on the event loop: a
+tick that scores due traces and retries waiting forwards, and a metrics push. `shutdown()`
+(SIGTERM) stops accepting, scores every buffered trace, forwards everything held, pushes the
+final metrics and flushes the exporter, all within `service.shutdown_grace_period`. Both are
+safe to call in any order and more than once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from tracescore.assembler import Assembler, AssemblerHooks, Ingest, Outbox
+from tracescore.config.model import Config
+from tracescore.export.metrics import Telemetry
+from tracescore.export.otlp import OtlpExporter
+from tracescore.export.spans import annotate_span
+from tracescore.pipeline.preflight import ServeSecrets
+from tracescore.pipeline.scoring import RunScorer, agent_name, key_filter, may_match
+from tracescore.receiver import GrpcReceiver, HttpReceiver
+
+__all__ = ["Pipeline"]
+
+log = logging.getLogger(__name__)
+
+_TICK_MIN_S = 0.01
+_TICK_MAX_S = 0.25
+
+
+class Pipeline:
+    """One `tracescore serve` instance; also the receivers' consumer and status source."""
+
+    def __init__(
+        self,
+        config: Config,
+        secrets: ServeSecrets | None = None,
+        *,
+        exporter: OtlpExporter | None = None,
+        telemetry: Telemetry | None = None,
+    ) -> None:
+        """Wire the stages; nothing starts until `start()`.
+
+        Args:
+            config: a validated config (see `preflight` for what serving also needs).
+            secrets: bearer tokens read from the environment at start-up.
+            exporter: the downstream exporter (default: built from `config.exporter`).
+            telemetry: where every metric goes (default: a fresh one).
+        """
+        if config.exporter is None and exporter is None:
+            raise ValueError("tracescore serve needs an exporter")
+        self.config = config
+        self.telemetry = telemetry or Telemetry()
+        if exporter is None:
+            assert config.exporter is not None
+            exporter = OtlpExporter(config.exporter, self.telemetry)
+        self.exporter = exporter
+        secrets = secrets or ServeSecrets()
+        fanout = config.mode == "fanout"
+        self._logs = Outbox(lambda body, n: exporter.submit_logs(body, n), self.telemetry)
+        self._spans = (
+            Outbox(lambda body, n: exporter.submit_traces(body, n), self.telemetry)
+            if fanout
+            else None
+        )
+        scorer = RunScorer(
+            config,
+            self.telemetry,
+            self._logs,
+            self._spans,
+            prefix=config.service.score_attribute_prefix,
+        )
+        hooks = AssemblerHooks(
+            keep_key=key_filter(config),
+            agent_name=agent_name,
+            wants=may_match(config),
+            score=scorer,
+            forward=lambda body, n: exporter.submit_traces(body, n),
+            downstream_ready=exporter.has_capacity,
+            annotate=annotate_span,
+        )
+        self.assembler = Assembler(
+            config.assembly,
+            hooks,
+            self.telemetry,
+            mode=config.mode,
+            scoring=bool(config.scenarios),
+        )
+        grace = config.service.shutdown_grace_period
+        drain = min(2.0, grace / 4)
+        receivers = config.receivers
+        self.grpc = (
+            GrpcReceiver(receivers.grpc, self, token=secrets.grpc_token, drain_timeout=drain)
+            if receivers.grpc is not None
+            else None
+        )
+        self.http = (
+            HttpReceiver(receivers.http, self, self, token=secrets.http_token, drain_timeout=drain)
+            if receivers.http is not None
+            else None
+        )
+        wait = config.assembly.decision_wait
+        self._tick_s = min(_TICK_MAX_S, max(_TICK_MIN_S, wait / 4))
+        self._tasks: list[asyncio.Task[None]] = []
+        self._started = False
+        self._stopping = False
+        self._stopped = False
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the exporter, bind the receivers, start the loops."""
+        if self._started or self._stopping:
+            return
+        self._started = True
+        await self.exporter.start()
+        try:
+            if self.grpc is not None:
+                port = await self.grpc.start()
+                log.debug("otlp/grpc receiver bound to port %d", port)
+            if self.http is not None:
+                port = await self.http.start()
+                log.debug("otlp/http receiver bound to port %d", port)
+        except BaseException:
+            await self.shutdown()
+            raise
+        self._tasks = [
+            asyncio.create_task(self._loop(self._tick_s, self._tick), name="tracescore-tick"),
+            asyncio.create_task(
+                self._loop(self.config.service.metrics_interval, self._push_metrics),
+                name="tracescore-metrics",
+            ),
+        ]
+
+    async def shutdown(self) -> None:
+        """Stop accepting, score and forward everything held, flush; safe any time, twice."""
+        if self._stopping:
+            return
+        self._stopping = True
+        deadline = time.monotonic() + self.config.service.shutdown_grace_period
+        for receiver in (self.grpc, self.http):
+            if receiver is not None:
+                await receiver.shutdown()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        if self._started:
+            scored = self.assembler.drain()
+            log.info("shutdown: scored %d buffered traces", scored)
+            self._push_metrics()
+            while not self._flush_outboxes() and time.monotonic() < deadline - 0.5:
+                await asyncio.sleep(0.02)
+        await self.exporter.shutdown(timeout=max(0.1, deadline - time.monotonic()))
+        self.assembler.abandon_outbox()
+        for outbox in (self._logs, self._spans):
+            if outbox is not None:
+                outbox.abandon()
+        self._stopped = True
+
+    async def _loop(self, interval: float, step: Callable[[], object]) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                step()
+            except Exception:  # a bug in one step must not stop the service's heartbeat
+                log.exception("tracescore: periodic step failed")
+
+    def _tick(self) -> None:
+        self.assembler.tick()
+        self._flush_outboxes()
+
+    def _flush_outboxes(self) -> bool:
+        done = self.assembler.flush_outbox()
+        for outbox in (self._logs, self._spans):
+            if outbox is not None:
+                done = outbox.flush() and done
+        return done
+
+    def _push_metrics(self) -> None:
+        request = self.telemetry.to_otlp()
+        if not self.exporter.submit_metrics(request):
+            log.debug("metrics push skipped: export queue full (metrics are cumulative)")
+
+    # -- receivers' consumer and status ----------------------------------------------------
+
+    def check_capacity(self) -> None:
+        """Raise OverloadedError when receivers must answer with a retryable status."""
+        self.assembler.check_capacity()
+
+    def consume(self, request: ExportTraceServiceRequest, body: bytes | None) -> Ingest:
+        """Hand a request to the assembler."""
+        return self.assembler.consume(request, body)
+
+    def is_ready(self) -> bool:
+        """Started and not shutting down."""
+        return self._started and not self._stopping
+
+    def metrics_text(self) -> str:
+        """Every metric in Prometheus text format."""
+        return self.telemetry.render_prometheus()

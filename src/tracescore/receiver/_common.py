@@ -1,0 +1,141 @@
+"""What both receivers share: the consumer they feed, auth, body limits and decoding."""
+
+from __future__ import annotations
+
+import hmac
+import math
+import ssl
+import zlib
+from collections.abc import Sequence
+from typing import Protocol
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from tracescore.config.serve import ServerTlsSettings
+from tracescore.errors import InputError, OverloadedError
+from tracescore.otlp.proto import parse_proto_request
+
+__all__ = [
+    "BodyTooLargeError",
+    "ConsumeResult",
+    "ServiceStatus",
+    "TraceConsumer",
+    "bearer_ok",
+    "decompress",
+    "partial_message",
+    "retry_after_seconds",
+    "server_ssl_context",
+    "success_response",
+]
+
+_BEARER = "bearer "
+
+
+class ConsumeResult(Protocol):
+    """What the consumer says about one request's spans."""
+
+    @property
+    def rejected(self) -> int: ...
+    @property
+    def problems(self) -> Sequence[str]: ...
+
+
+class TraceConsumer(Protocol):
+    """Where receivers hand requests (the assembler, through the pipeline)."""
+
+    def check_capacity(self) -> None:
+        """Raise OverloadedError when the request must be refused with a retryable status."""
+
+    def consume(self, request: ExportTraceServiceRequest, body: bytes | None) -> ConsumeResult:
+        """Take a parsed request and, when it arrived as protobuf, its bytes."""
+        ...
+
+
+class ServiceStatus(Protocol):
+    """What the HTTP receiver's health and metrics endpoints report."""
+
+    def is_ready(self) -> bool:
+        """True while the service accepts spans (started, not shutting down)."""
+        ...
+
+    def metrics_text(self) -> str:
+        """The service's metrics in Prometheus text format."""
+        ...
+
+
+class BodyTooLargeError(InputError):
+    """A request body over the receiver's limit, before or after decompression."""
+
+
+def bearer_ok(header: str | None, token: str | None) -> bool:
+    """True when no token is configured, or `header` is `Bearer <token>` (constant time)."""
+    if token is None:
+        return True
+    if not header or header[: len(_BEARER)].lower() != _BEARER:
+        return False
+    return hmac.compare_digest(header[len(_BEARER) :].strip().encode(), token.encode())
+
+
+def decompress(body: bytes, encoding: str, limit: int) -> bytes:
+    """Undo Content-Encoding gzip or deflate, refusing output beyond `limit` bytes.
+
+    The output is capped while inflating, so a small body that would inflate to gigabytes (a
+    gzip bomb) costs at most `limit` bytes of memory.
+    """
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return body
+    if encoding == "gzip":
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    elif encoding == "deflate":
+        inflater = zlib.decompressobj(wbits=zlib.MAX_WBITS)
+    else:
+        raise InputError(f"unsupported Content-Encoding {encoding!r}; use gzip or none")
+    try:
+        out = inflater.decompress(body, limit + 1)
+    except zlib.error as exc:
+        raise InputError(f"body is not valid {encoding}: {exc}") from None
+    if len(out) > limit or inflater.unconsumed_tail:
+        raise BodyTooLargeError(f"body inflates to more than {limit} bytes (max_body_size)")
+    if not inflater.eof:
+        raise InputError(f"body is truncated {encoding} data")
+    return out
+
+
+def parse_protobuf(body: bytes) -> ExportTraceServiceRequest:
+    """Parse a protobuf body; InputError names what is wrong."""
+    return parse_proto_request(body, source="body")
+
+
+def success_response(result: ConsumeResult) -> ExportTraceServiceResponse:
+    """The Export response: partial_success set only when spans were rejected."""
+    response = ExportTraceServiceResponse()
+    if result.rejected:
+        response.partial_success.rejected_spans = result.rejected
+        response.partial_success.error_message = partial_message(result)
+    return response
+
+
+def partial_message(result: ConsumeResult) -> str:
+    """`N span(s) rejected: <first problems>`."""
+    shown = "; ".join(result.problems)
+    more = "" if len(result.problems) >= result.rejected else " ..."
+    return f"{result.rejected} span(s) rejected: {shown}{more}"
+
+
+def retry_after_seconds(error: OverloadedError) -> int:
+    """Whole seconds for a Retry-After header (at least 1)."""
+    return max(1, math.ceil(error.retry_after_s))
+
+
+def server_ssl_context(tls: ServerTlsSettings) -> ssl.SSLContext:
+    """An SSL context serving `tls.cert_file`; with a client CA, client certs are required."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(tls.cert_file, tls.key_file)
+    if tls.client_ca_file:
+        context.load_verify_locations(tls.client_ca_file)
+        context.verify_mode = ssl.CERT_REQUIRED
+    return context
