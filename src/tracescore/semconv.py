@@ -88,9 +88,9 @@ MCP_IS_ERROR: Final = "isError"
 # Vercel `execution-denied` tool responses ({"denied": true, "reason": ...}).
 RESPONSE_DENIED: Final = "denied"
 RESPONSE_EXECUTION_DENIED: Final = "execution-denied"
-DECISION_DENY: Final = "deny"
 # AI SDK 5 tool outputs of a failed execution ({"type": "error-text" | "error-json", ...}).
 RESPONSE_ERROR_TYPES: Final = frozenset({"error-text", "error-json"})
+DECISION_DENY: Final = "deny"
 DECISION_REQUIRE_APPROVAL: Final = "require_approval"
 
 # pydantic-ai (current spans are GenAI; these are its extras and the legacy v2 names).
@@ -105,9 +105,9 @@ PYDANTIC_AI_FAILURE_VALIDATION: Final = "validation"
 PYDANTIC_AI_RETRY_CAUSE: Final = "pydantic_ai.tool.retry.cause"
 PYDANTIC_AI_MODEL_REQUEST_PARAMETERS: Final = "model_request_parameters"
 PYDANTIC_AI_OUTPUT_TOOLS: Final = "output_tools"
-PYDANTIC_AI_TOOL_ARGUMENTS: Final = "tool_arguments"
 PYDANTIC_AI_FUNCTION_TOOLS: Final = "function_tools"
 PYDANTIC_AI_NEW_MESSAGE_INDEX: Final = "pydantic_ai.new_message_index"
+PYDANTIC_AI_TOOL_ARGUMENTS: Final = "tool_arguments"
 PYDANTIC_AI_TOOL_RESPONSE: Final = "tool_response"
 PYDANTIC_AI_DEFERRED: Final = "CallDeferred"
 PYDANTIC_AI_APPROVAL_REQUIRED: Final = "ApprovalRequired"
@@ -158,11 +158,17 @@ OI_MSG_CONTENT: Final = "message.content"
 OI_MSG_CONTENTS_TEXT: Final = "message_content.text"
 OI_MSG_TOOL_CALL_ID: Final = "message.tool_call_id"
 OI_MSG_TOOL_CALLS: Final = "message.tool_calls"
+# The raw OpenAI chat message in output.value (its `tool_calls` keep empty arguments).
+OI_RAW_TOOL_CALLS: Final = "tool_calls"
 OI_TOOL_CALL_ID: Final = "tool_call.id"
 OI_TOOL_CALL_FUNCTION_NAME: Final = "tool_call.function.name"
 OI_TOOL_CALL_FUNCTION_ARGUMENTS: Final = "tool_call.function.arguments"
 OI_TOOL_JSON_SCHEMA: Final = "tool.json_schema"
 AGNO_TOOLS: Final = "agno.tools"
+# openinference-instrumentation-openai-agents names a handoff's TOOL span "handoff to <agent>"
+# (no tool.name); the model called the SDK's default tool name "transfer_to_<agent>".
+OI_HANDOFF_SPAN_PREFIX: Final = "handoff to "
+OPENAI_AGENTS_HANDOFF_TOOL_PREFIX: Final = "transfer_to_"
 
 # Vercel AI SDK legacy `ai.*` spans (the GenAI spans of @ai-sdk/otel are plain GenAI).
 AI_OPERATION_ID: Final = "ai.operationId"

@@ -10,6 +10,7 @@ Source: conventions.md §2 and the §8 table.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,8 +20,8 @@ from tracescore.trajectory._common import error_info
 from tracescore.trajectory._genai import cut
 from tracescore.trajectory._messages import input_text, make_response, output_text, tool_names
 from tracescore.trajectory._options import BuildOptions
-from tracescore.trajectory._values import as_int, as_text, clean_id, parse_lenient
-from tracescore.trajectory._views import Convention, Response, SpanView, ToolRequest
+from tracescore.trajectory._values import as_int, as_text, clean_id, parse_json, parse_lenient
+from tracescore.trajectory._views import MISSING, Convention, Response, SpanView, ToolRequest
 
 __all__ = ["OPENINFERENCE"]
 
@@ -57,15 +58,25 @@ def _tool(span: SpanRecord, options: BuildOptions) -> SpanView:
     attrs = span.attributes
     limit = options.max_value_chars
     failed, error_type, message = error_info(span)
+    name = as_text(attrs.get(semconv.OI_TOOL_NAME))
+    handoff = None
+    if not name and span.name.startswith(semconv.OI_HANDOFF_SPAN_PREFIX):
+        handoff = span.name[len(semconv.OI_HANDOFF_SPAN_PREFIX) :].strip()
+        name = semconv.OPENAI_AGENTS_HANDOFF_TOOL_PREFIX + _function_style(handoff)
     view = SpanView(
         "tool",
         NAME,
-        tool_name=as_text(attrs.get(semconv.OI_TOOL_NAME)) or span.name or None,
+        tool_name=name or span.name or None,
         call_id=clean_id(attrs.get(semconv.OI_TOOL_ID)),
         error=failed,
         error_type=error_type,
         error_message=message,
     )
+    if handoff is not None:
+        # input.value is the agent handing off, not arguments; output.value the new agent.
+        if semconv.OI_OUTPUT_VALUE in attrs:
+            view.result = parse_lenient(attrs[semconv.OI_OUTPUT_VALUE], limit)
+        return view
     if semconv.OI_INPUT_VALUE in attrs:
         view.arguments = parse_lenient(attrs[semconv.OI_INPUT_VALUE], limit)
     elif semconv.OI_TOOL_PARAMETERS in attrs:
@@ -79,6 +90,11 @@ def _tool(span: SpanRecord, options: BuildOptions) -> SpanView:
         if make_response(raw).is_error and not failed:
             view.error, view.error_type = True, semconv.MCP_TOOL_ERROR
     return view
+
+
+def _function_style(name: str) -> str:
+    """openai-agents' `transform_string_function_style`: the default handoff tool name."""
+    return re.sub(r"[^a-zA-Z0-9_]", "_", name.replace(" ", "_")).lower()
 
 
 def _agent(span: SpanRecord, options: BuildOptions) -> SpanView:
@@ -106,6 +122,8 @@ def _model(span: SpanRecord, options: BuildOptions) -> SpanView:
     requests: list[ToolRequest] = []
     for message in outputs:
         requests.extend(_message_requests(message))
+    if any(r.arguments is MISSING for r in requests):
+        requests = _fill_arguments(requests, attrs.get(semconv.OI_OUTPUT_VALUE))
     answer = None
     for message in reversed(outputs):
         answer = _message_text(message)
@@ -157,9 +175,30 @@ def _message_requests(message: dict[str, AttrValue]) -> list[ToolRequest]:
         name = as_text(call.get(semconv.OI_TOOL_CALL_FUNCTION_NAME))
         if not name:
             continue
-        arguments: Any = call.get(semconv.OI_TOOL_CALL_FUNCTION_ARGUMENTS)
+        arguments: Any = call.get(semconv.OI_TOOL_CALL_FUNCTION_ARGUMENTS, MISSING)
         out.append(ToolRequest(name, clean_id(call.get(semconv.OI_TOOL_CALL_ID)), arguments))
     return out
+
+
+def _fill_arguments(requests: list[ToolRequest], raw_output: object) -> list[ToolRequest]:
+    """Arguments the flattening left out (an empty `"{}"`), from the raw OpenAI-style output."""
+    found: dict[str, Any] = {}
+    messages = parse_json(raw_output)
+    for message in messages if isinstance(messages, list) else []:
+        calls = message.get(semconv.OI_RAW_TOOL_CALLS) if isinstance(message, dict) else None
+        for raw in calls if isinstance(calls, list) else []:
+            if not isinstance(raw, dict):
+                continue
+            function = raw.get(semconv.TOOL_DEF_FUNCTION)
+            call_id = clean_id(raw.get(semconv.PART_ID))
+            if call_id and isinstance(function, dict) and semconv.PART_ARGUMENTS in function:
+                found[call_id] = function[semconv.PART_ARGUMENTS]
+    return [
+        ToolRequest(r.name, r.call_id, found[r.call_id])
+        if r.arguments is MISSING and r.call_id in found
+        else r
+        for r in requests
+    ]
 
 
 def _message_text(message: dict[str, AttrValue]) -> str | None:

@@ -1,0 +1,85 @@
+"""Convention detection per span, read-once merging, and the receiver's key filter."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracescore import semconv
+from tracescore.trajectory import NEEDED_KEYS, build_trajectories, needed_attribute
+from trajectory.spans import agent, span
+
+
+def test_a_span_described_by_two_conventions_is_one_call() -> None:
+    # google-adk writes both gen_ai.tool.* and OpenInference tool.* on one span.
+    both = span(
+        2,
+        "execute_tool say_hello",
+        1,
+        5,
+        6,
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "say_hello",
+            "openinference.span.kind": "TOOL",
+            "tool.name": "say_hello",
+            "input.value": '{"who": "you"}',
+            "output.value": "hello",
+        },
+    )
+    (run,) = build_trajectories([agent(1, "a"), both]).trajectories
+    (only,) = run.tool_calls()
+    # GenAI decides; OpenInference fills what GenAI did not record.
+    assert (only.name, only.arguments, only.result) == ("say_hello", {"who": "you"}, "hello")
+
+
+def test_one_trace_may_mix_conventions() -> None:
+    spans = [
+        agent(1, "a"),
+        span(2, "lookup", 1, 5, 6, {"openinference.span.kind": "TOOL", "tool.name": "lookup"}),
+        span(
+            3,
+            "ai.toolCall",
+            1,
+            7,
+            8,
+            {"ai.operationId": "ai.toolCall", "ai.toolCall.name": "refund"},
+        ),
+        span(
+            4,
+            "notify.tool",
+            1,
+            9,
+            10,
+            {"traceloop.span.kind": "tool", "traceloop.entity.name": "notify"},
+        ),
+    ]
+    (run,) = build_trajectories(spans).trajectories
+    assert [c.name for c in run.tool_calls()] == ["lookup", "refund", "notify"]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        semconv.GEN_AI_TOOL_CALL_ARGUMENTS,
+        semconv.OI_SPAN_KIND,
+        "llm.output_messages.0.message.tool_calls.3.tool_call.id",
+        semconv.AI_TOOL_CALL_ARGS,
+        semconv.TRACELOOP_ENTITY_INPUT,
+        semconv.MASTRA_SPAN_TYPE,
+        semconv.PYDANTIC_AI_DEFERRAL_NAME,
+    ],
+)
+def test_needed_attribute_keeps_what_readers_read(key: str) -> None:
+    assert needed_attribute(key)
+
+
+@pytest.mark.parametrize(
+    "key", ["logfire.json_schema", "http.url", "llm.invocation_parameters", "gen_ai.system"]
+)
+def test_needed_attribute_drops_the_rest(key: str) -> None:
+    assert not needed_attribute(key)
+
+
+def test_needed_keys_are_all_semconv_names() -> None:
+    names = {v for k, v in vars(semconv).items() if k.isupper() and isinstance(v, str)}
+    assert names >= NEEDED_KEYS
