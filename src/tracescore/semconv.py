@@ -227,6 +227,10 @@ MASTRA_MODEL_TYPES: Final = frozenset({"model_generation", "llm_generation"})
 MASTRA_AGENT_RUN_INPUT: Final = "mastra.agent_run.input"
 MASTRA_AGENT_RUN_OUTPUT: Final = "mastra.agent_run.output"
 
+# --- Scorers (scorers/): payload keys read under `compat: mastra` --------------------------
+# Mastra's noToolErrors treats a tool result object with a truthy `error` field as a failure.
+MASTRA_RESULT_ERROR: Final = "error"
+
 # --- Evaluation results we emit (gen_ai.evaluation.result) --------------------------------
 GEN_AI_EVALUATION_RESULT_EVENT: Final = "gen_ai.evaluation.result"
 GEN_AI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"

@@ -135,9 +135,13 @@ class ScorerBase(BaseModel):
 
     def digest(self) -> str:
         """`scorer-v1:<sha256>` of the canonical scoring config (name and threshold excluded)."""
-        if not self._digest:  # a subclass's model_post_init may not have called ours
-            self._digest = self._compute_digest()
-        return self._digest
+        # Read the private dict directly: `self._digest` goes through pydantic's __getattr__,
+        # which costs more than the rest of a simple check.
+        private = self.__pydantic_private__
+        digest: str = private.get("_digest", "") if private is not None else ""
+        if not digest:  # a subclass's model_post_init may not have called ours
+            digest = self._digest = self._compute_digest()
+        return digest
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; with `update`, a new scorer validated from scratch.

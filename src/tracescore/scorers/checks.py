@@ -19,6 +19,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
+from tracescore import semconv
 from tracescore.model.trajectory import Trajectory
 from tracescore.scorers._common import (
     Compat,
@@ -39,9 +40,6 @@ __all__ = [
     "ToolOrder",
     "UsedNoTools",
 ]
-
-# The key of a tool result object that Mastra's noToolErrors reads as "this call failed".
-_RESULT_ERROR_KEY = "error"
 
 
 def _outcome(passed: bool, explanation: str, details: dict[str, object]) -> Outcome:
@@ -168,7 +166,7 @@ class NoToolErrors(ProhibitionScorer):
                 c
                 for c in calls
                 if c.status != "ok"
-                or (isinstance(c.result, Mapping) and c.result.get(_RESULT_ERROR_KEY))
+                or (isinstance(c.result, Mapping) and c.result.get(semconv.MASTRA_RESULT_ERROR))
             ]
         if failed:
             explanation = f"{len(failed)} of {len(calls)} tool call(s) failed: {names(failed)}"

@@ -32,7 +32,7 @@ from tracescore.scorers._common import ExpectationScorer, ToolName, uncounted_no
 from tracescore.scorers._compare import ArgsMatch, Expected, Ordering, compare_steps
 from tracescore.scorers.base import Outcome
 
-__all__ = ["StepSpec", "TrajectoryAccuracy"]
+__all__ = ["StepSpec", "TrajectoryAccuracy", "expectations", "prepare"]
 
 
 class StepSpec(BaseModel):
@@ -48,6 +48,13 @@ class StepSpec(BaseModel):
 def prepare(steps: tuple[StepSpec, ...] | None) -> tuple[Expected, ...]:
     """Plain, precomputed expectations: the hot path never touches pydantic."""
     return tuple(Expected.of(s.tool, s.args) for s in steps or ())
+
+
+def expectations(scorer: BaseModel) -> tuple[Expected, ...]:
+    """The scorer's precomputed `_expected`, read without pydantic's slow `__getattr__`."""
+    private = scorer.__pydantic_private__
+    found: tuple[Expected, ...] = private.get("_expected", ()) if private is not None else ()
+    return found
 
 
 class TrajectoryAccuracy(ExpectationScorer):
@@ -71,16 +78,17 @@ class TrajectoryAccuracy(ExpectationScorer):
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """Compare the counted calls with `steps`; the explanation lists what did not match."""
+        expected = expectations(self)
         calls = self.counted(trajectory)
         result = compare_steps(
             calls,
-            self._expected,
+            expected,
             ordering=self.ordering,
             allow_repeated=self.allow_repeated_steps,
             args_match=self.args_match,
             mastra=self.mastra,
         )
-        if not self._expected:
+        if not expected:
             explanation = (
                 "expected no tool calls and none were counted"
                 if not calls
@@ -95,5 +103,5 @@ class TrajectoryAccuracy(ExpectationScorer):
             explanation += f" {note}."
         details = result.details()
         details["actual_step_names"] = [c.name for c in calls]
-        details["expected_step_names"] = [e.tool for e in self._expected]
+        details["expected_step_names"] = [e.tool for e in expected]
         return Outcome(value=result.score, explanation=explanation, details=details)

@@ -43,7 +43,7 @@ from tracescore.scorers._guardrail_dimensions import (
 )
 from tracescore.scorers._matching import fmt_score, js_round2
 from tracescore.scorers.base import Outcome
-from tracescore.scorers.trajectory_accuracy import StepSpec, prepare
+from tracescore.scorers.trajectory_accuracy import StepSpec, expectations, prepare
 
 __all__ = ["GuardrailWeights", "TrajectoryGuardrails"]
 
@@ -111,11 +111,12 @@ class TrajectoryGuardrails(ExpectationScorer):
         """Weighted mean of the active dimensions, 0 on any blacklist violation."""
         every = trajectory.tool_calls(include_subagents=self.include_subagents)
         mastra = self.mastra
+        expected = expectations(self)
         acc: Comparison | None = None
         if self.steps is not None:
             acc = compare_steps(
                 self.counted(trajectory),
-                self._expected,
+                expected,
                 ordering=self.ordering,
                 allow_repeated=self.allow_repeated_steps,
                 args_match=self.args_match,
