@@ -12,6 +12,7 @@ import argparse
 import base64
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Any, TextIO
 
 from tracescore.cli._score_table import render_table
 from tracescore.config import Config, Scenario, load_config
+from tracescore.config.judge import JudgeSettings
 from tracescore.errors import ConfigError, InputError
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Trajectory
@@ -67,6 +69,11 @@ def add_parser(subparsers: Any) -> None:
         help="table (default) or JSON Lines: one line per run, then one per scenario",
     )
     parser.add_argument(
+        "--no-judge",
+        action="store_true",
+        help="skip LLM-judge scorers (no judge calls; gates on them are reported as skipped)",
+    )
+    parser.add_argument(
         "files",
         nargs="+",
         metavar="FILE",
@@ -92,13 +99,23 @@ def run(args: argparse.Namespace) -> int:
     _report(f"{len(built.warnings)} warning(s)", len(built.warnings), built.warnings)
     if not built.trajectories:
         print(f"{_PROG}: no agent runs found in {', '.join(args.files)}", file=sys.stderr)
-    results = score_runs(config, built.trajectories)
+    try:
+        results = score_runs(config, built.trajectories, no_judge=args.no_judge)
+    except ConfigError as exc:  # a judge that cannot start, e.g. its API key variable is unset
+        print(exc, file=sys.stderr)
+        return 2
     summaries = summarize(config, results)
-    if args.output == "json":
-        write_json(results, summaries, sys.stdout)
-    else:
-        sys.stdout.write(render_table(results, summaries, config, sys.stdout))
-    return 1 if any(r.verdict == "failed" for r in results) else 0
+    code = 1 if any(r.verdict == "failed" for r in results) else 0
+    try:
+        if args.output == "json":
+            write_json(results, summaries, sys.stdout)
+        else:
+            sys.stdout.write(render_table(results, summaries, config, sys.stdout))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `tracescore score ... | head`: the reader left; the verdict still decides the exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return code
 
 
 # --- scoring --------------------------------------------------------------------------------
@@ -118,7 +135,9 @@ class PendingRun:
     deferred: tuple[ScorerBase, ...] = ()
 
 
-def score_runs(config: Config, trajectories: Sequence[Trajectory]) -> list[RunResult]:
+def score_runs(
+    config: Config, trajectories: Sequence[Trajectory], *, no_judge: bool = False
+) -> list[RunResult]:
     """Score every run, in input order: deterministic scorers first, then deferred ones."""
     slots: list[RunResult | PendingRun] = []
     for trajectory in trajectories:
@@ -143,25 +162,30 @@ def score_runs(config: Config, trajectories: Sequence[Trajectory]) -> list[RunRe
                     deferred=tuple(e for e, _ in scenario.entries if not e.deterministic),
                 )
             )
-    score_deferred([s for s in slots if isinstance(s, PendingRun) and s.deferred])
+    pending = [s for s in slots if isinstance(s, PendingRun) and s.deferred]
+    score_deferred(pending, config.judge, no_judge=no_judge)
     return [
         conclude(s.scenario, s.trajectory, s.scores) if isinstance(s, PendingRun) else s
         for s in slots
     ]
 
 
-def score_deferred(pending: Sequence[PendingRun]) -> None:
-    """Score the entries that need a judge, for all runs at once.
+def score_deferred(
+    pending: Sequence[PendingRun], judge: JudgeSettings | None = None, *, no_judge: bool = False
+) -> None:
+    """Score the entries that need a judge, for all runs at once (`judges.offline`).
 
-    This is the seam for LLM judges: the judge integration replaces the body with an async
-    batch over every pending run (shared client, concurrency, budgets, progress bar on a TTY,
-    `--no-judge` leaving them unscored so `conclude` names them as skipped). Until then each
-    scorer's synchronous `score()` runs, which for a judge scorer yields an error score saying
-    that a judge is required, never a silent pass.
+    One async batch over every pending run: shared clients, concurrency, cache, budgets, and a
+    progress bar on a TTY. With `no_judge` the judge entries stay unscored, so `conclude`
+    names the gates and thresholds among them as skipped. Raises ConfigError when a judge
+    cannot start (an unset API key variable).
     """
-    for item in pending:
-        for entry in item.deferred:
-            item.scores[entry.score_name] = entry.score(item.trajectory)
+    if no_judge:
+        return
+    # Imported here: the judge client pulls in `openai`, which runs without judges never need.
+    from tracescore.judges.offline import judge_pending
+
+    judge_pending(pending, judge)
 
 
 # --- output ---------------------------------------------------------------------------------
