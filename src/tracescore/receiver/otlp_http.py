@@ -85,7 +85,13 @@ class HttpReceiver:
         app.router.add_get("/readyz", self._readyz)
         app.router.add_get("/metrics", self._metrics)
         runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, shutdown_timeout=self._drain_timeout
+            app,
+            access_log=None,
+            handle_signals=False,
+            shutdown_timeout=self._drain_timeout,
+            # Bodies are inflated in `decompress`, which caps the output: aiohttp's own
+            # inflation would hand over a gzip bomb's output before any check could run.
+            auto_decompress=False,
         )
         await runner.setup()
         self._runner = runner

@@ -57,6 +57,7 @@ def parse_json_request(body: bytes) -> ExportTraceServiceRequest:
         resource = rs_obj.get("resource")
         if resource is not None:
             resource = _object(resource, f"{where}.resource")
+            rs.resource.SetInParent()
             _attributes(rs.resource.attributes, resource.get("attributes"), f"{where}.resource")
             dropped = _int(resource.get("droppedAttributesCount", 0), f"{where}.resource")
             if dropped:
@@ -69,6 +70,7 @@ def parse_json_request(body: bytes) -> ExportTraceServiceRequest:
             ss = rs.scope_spans.add()
             scope = ss_obj.get("scope", ss_obj.get("instrumentationLibrary"))
             if scope is not None:
+                ss.scope.SetInParent()
                 _scope(ss.scope, _object(scope, f"{ss_where}.scope"), f"{ss_where}.scope")
             ss.schema_url = _str(ss_obj.get("schemaUrl", ""), f"{ss_where}.schemaUrl")
             for k, span_obj in enumerate(_list(ss_obj.get("spans"), f"{ss_where}.spans")):
@@ -78,8 +80,8 @@ def parse_json_request(body: bytes) -> ExportTraceServiceRequest:
 
 
 def _scope(scope: InstrumentationScope, obj: Mapping[str, Any], where: str) -> None:
-    # Fields are set only when present: touching a sub-message field marks it present, and
-    # the forwarded bytes should say what the sender said.
+    # Scalars are set only when given, so the forwarded bytes say what the sender said; a
+    # message given as `{}` is marked present, as the protobuf library's own parser does.
     if name := _str(obj.get("name", ""), f"{where}.name"):
         scope.name = name
     if version := _str(obj.get("version", ""), f"{where}.version"):
@@ -121,6 +123,7 @@ def _span(span: Span, obj: Mapping[str, Any], where: str) -> None:
     status = obj.get("status")
     if status is not None:
         status = _object(status, f"{where}.status")
+        span.status.SetInParent()
         if message := _str(status.get("message", ""), f"{where}.status.message"):
             span.status.message = message
         if code := _enum(status.get("code", 0), _STATUS, f"{where}.status.code"):

@@ -1,0 +1,132 @@
+"""OTLP/gRPC receiver status codes, as the OTLP spec asks, against a real running pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+import pytest
+from google.rpc.error_details_pb2 import RetryInfo
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from support.agent_spans import agent_run, request
+from support.otlp_sink import OtlpSink
+from support.serve_thread import ServeThread
+
+METHOD = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+
+def _export(
+    port: int,
+    body: bytes,
+    *,
+    metadata: tuple[tuple[str, str], ...] = (),
+    compression: grpc.Compression | None = None,
+    credentials: grpc.ChannelCredentials | None = None,
+) -> ExportTraceServiceResponse:
+    target = f"127.0.0.1:{port}"
+    channel = (
+        grpc.secure_channel(target, credentials)
+        if credentials
+        else grpc.insecure_channel(target, options=[("grpc.max_send_message_length", -1)])
+    )
+    with channel:
+        call = channel.unary_unary(METHOD)  # raw bytes both ways
+        answer = call(body, timeout=10, metadata=metadata, compression=compression)
+    return ExportTraceServiceResponse.FromString(answer)
+
+
+def _grpc_only(settings: str = "") -> str:
+    return f"receivers:\n  http: null\n  grpc: {{endpoint: '127.0.0.1:0'{settings}}}\n"
+
+
+def test_export_is_forwarded_and_answered_without_partial_success(
+    serve: ServeThread, sink: OtlpSink
+) -> None:
+    run = agent_run(agent="other")
+    response = _export(serve.grpc_port, request(run.spans).SerializeToString())
+    assert not response.HasField("partial_success")
+    sink.wait_for(lambda: len(sink.spans()) == len(run.spans))
+
+
+def test_invalid_spans_get_partial_success(serve: ServeThread) -> None:
+    bad = Span(trace_id=b"\x01" * 3, span_id=b"\x02" * 8, name="short trace id")
+    response = _export(serve.grpc_port, request([*agent_run().spans, bad]).SerializeToString())
+    assert response.partial_success.rejected_spans == 1
+    assert "trace_id must be 16 non-zero bytes, got '010101'" in (
+        response.partial_success.error_message
+    )
+
+
+def test_malformed_request_gets_invalid_argument(serve: ServeThread) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        _export(serve.grpc_port, b"\x0a\xff\xff\xff\x0f garbage")
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "not an OTLP ExportTraceServiceRequest" in caught.value.details()
+
+
+def test_oversized_request_gets_resource_exhausted(
+    serve_factory: Callable[..., ServeThread],
+) -> None:
+    serve = serve_factory(receivers=_grpc_only(", max_body_size: 1KiB"))
+    body = request(agent_run(tools=["a"] * 20).spans).SerializeToString()
+    with pytest.raises(grpc.RpcError) as caught:
+        _export(serve.grpc_port, body)
+    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_gzip_bomb_gets_resource_exhausted(serve_factory: Callable[..., ServeThread]) -> None:
+    serve = serve_factory(receivers=_grpc_only(", max_body_size: 1MiB"))
+    with pytest.raises(grpc.RpcError) as caught:
+        _export(serve.grpc_port, bytes(16 * 1024 * 1024), compression=grpc.Compression.Gzip)
+    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_calls_without_the_token_get_unauthenticated(
+    serve_factory: Callable[..., ServeThread], monkeypatch: pytest.MonkeyPatch, sink: OtlpSink
+) -> None:
+    monkeypatch.setenv("TS_GRPC_TOKEN", "t0ken")
+    serve = serve_factory(receivers=_grpc_only(", auth: {bearer_token_env: TS_GRPC_TOKEN}"))
+    body = request(agent_run(agent="other").spans).SerializeToString()
+    for metadata in ((), (("authorization", "Bearer nope"),)):
+        with pytest.raises(grpc.RpcError) as caught:
+            _export(serve.grpc_port, body, metadata=metadata)
+        assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert sink.spans() == []
+    _export(serve.grpc_port, body, metadata=(("authorization", "Bearer t0ken"),))
+
+
+def test_a_full_buffer_gets_unavailable_with_retry_info_then_recovers(
+    serve_factory: Callable[..., ServeThread], sink: OtlpSink
+) -> None:
+    serve = serve_factory("assembly: {max_runs: 1, decision_wait: 200ms}\n")
+    first, second = agent_run(seed=1), agent_run(seed=2)
+    _export(serve.grpc_port, request(first.spans).SerializeToString())
+    with pytest.raises(grpc.RpcError) as caught:
+        _export(serve.grpc_port, request(second.spans).SerializeToString())
+    error = caught.value
+    assert error.code() == grpc.StatusCode.UNAVAILABLE
+    assert "assembly.max_runs" in error.details()
+    trailing = dict(error.trailing_metadata())
+    assert RetryInfo.FromString(trailing["google.rpc.retryinfo-bin"]).retry_delay.seconds >= 1
+    status = Status.FromString(trailing["grpc-status-details-bin"])
+    assert status.code == grpc.StatusCode.UNAVAILABLE.value[0]
+    sink.wait_for(lambda: len(sink.spans()) == len(first.spans))
+    _export(serve.grpc_port, request(second.spans).SerializeToString())
+    sink.wait_for(lambda: len(sink.spans()) == len(first.spans) + len(second.spans))
+
+
+def test_tls(
+    serve_factory: Callable[..., ServeThread], certificate: tuple[Path, Path], sink: OtlpSink
+) -> None:
+    cert, key = certificate
+    serve = serve_factory(
+        receivers=_grpc_only(f", tls: {{cert_file: '{cert}', key_file: '{key}'}}")
+    )
+    run = agent_run(agent="other")
+    credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+    _export(serve.grpc_port, request(run.spans).SerializeToString(), credentials=credentials)
+    sink.wait_for(lambda: len(sink.spans()) == len(run.spans))
