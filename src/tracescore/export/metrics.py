@@ -62,7 +62,7 @@ def _instruments() -> dict[str, Instrument]:
         Instrument(s.METRIC_SPANS_RECEIVED, "counter", "{span}", "spans accepted by a receiver"),
         Instrument(s.METRIC_SPANS_REJECTED, "counter", "{span}", "spans refused as malformed"),
         Instrument(s.METRIC_SPANS_FORWARDED, "counter", "{span}",
-                   "spans delivered downstream"),
+                   "spans delivered downstream (with fanout, the evaluate spans)"),
         Instrument(s.METRIC_SPANS_LATE, "counter", "{span}",
                    "spans that arrived after their run was scored"),
         Instrument(s.METRIC_SPANS_DROPPED, "counter", "{span}",
