@@ -71,6 +71,7 @@ class ServeThread:
         if self._thread is not None:
             self._thread.join(30)
             self._thread = None
+        self._loop = None
         if self._error is not None:
             raise self._error
 

@@ -1,0 +1,77 @@
+"""The pipeline's lifecycle: safe start/shutdown, and a shutdown that forwards what it holds."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+
+from support.agent_spans import agent_run, request
+from support.otlp_sink import OtlpSink, attrs
+from support.serve_thread import ServeThread
+from tracescore import semconv
+from tracescore.config import parse_config
+from tracescore.pipeline import Pipeline
+
+SHOP = """
+scenarios:
+  - name: shop
+    match: {agent: shop_agent}
+    gates: [{type: called_tool, tool: get_weather}]
+receivers: {grpc: {endpoint: '127.0.0.1:0'}, http: {endpoint: '127.0.0.1:0'}}
+"""
+
+
+def _config(sink: OtlpSink, extra: str = "") -> str:
+    return f"{SHOP}exporter: {{endpoint: '{sink.endpoint}'}}\n{extra}"
+
+
+def test_shutdown_is_safe_without_start_and_twice() -> None:
+    with OtlpSink() as sink:
+        pipeline = Pipeline(parse_config(_config(sink)))
+
+        async def go() -> None:
+            await pipeline.shutdown()
+            await pipeline.shutdown()
+            await pipeline.start()  # after shutdown: stays stopped
+            assert not pipeline.is_ready()
+
+        asyncio.run(go())
+
+
+def test_start_then_shutdown_twice() -> None:
+    with OtlpSink() as sink:
+        pipeline = Pipeline(parse_config(_config(sink)))
+
+        async def go() -> None:
+            await pipeline.start()
+            await pipeline.start()
+            assert pipeline.is_ready()
+            await pipeline.shutdown()
+            assert not pipeline.is_ready()
+            await pipeline.shutdown()
+
+        asyncio.run(go())
+
+
+def test_shutdown_scores_and_forwards_held_spans_and_pushes_metrics() -> None:
+    with OtlpSink() as sink:
+        config = parse_config(_config(sink, "assembly: {decision_wait: 1h}\n"))
+        run = agent_run()
+        with ServeThread(config) as serve:
+            with grpc.insecure_channel(f"127.0.0.1:{serve.grpc_port}") as channel:
+                export = channel.unary_unary(
+                    "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+                )
+                export(request(run.spans).SerializeToString(), timeout=10)
+            sink.wait_for(lambda: len(sink.spans()) == len(run.children))
+            assert run.agent.span_id not in {s.span.span_id for s in sink.spans()}
+            serve.stop()  # what SIGTERM does
+        got = {s.span.span_id: s for s in sink.spans()}
+        assert set(got) == {s.span_id for s in run.spans}
+        agent = attrs(got[run.agent.span_id].span.attributes)
+        assert agent["eval.called_tool.score"] == 1.0
+        assert agent[semconv.TRACESCORE_VERDICT] == "passed"
+        assert len(sink.log_records()) == 1
+        assert semconv.METRIC_RUNS in sink.metric_names()
+        assert semconv.METRIC_SPANS_RECEIVED in sink.metric_names()
