@@ -1,12 +1,11 @@
 """OTLP exporter: a bounded queue and background senders over gRPC or HTTP/protobuf, with retries.
 
 `submit_*` never blocks: it serializes the request (or takes bytes as received), enqueues it and
-returns False when the queue is full by items or bytes, so receivers answer with a retryable
-status and the sending collector keeps the data. Senders merge queued requests of one signal by
-concatenating their bytes (repeated protobuf fields concatenate), retry retryable failures with
-exponential backoff and jitter (or the server's Retry-After / RetryInfo), and never retry
-permanent ones. Every span is accounted for: `tracescore.spans.forwarded` on delivery, else
-`tracescore.spans.dropped{reason}` and a log line.
+returns False when the queue is full by requests or bytes, so receivers answer with a retryable
+status and the sending collector keeps the data. Senders take queued requests merged per signal
+(see queue.py), retry retryable failures with exponential backoff and jitter (or the server's
+Retry-After / RetryInfo), and never retry permanent ones. Every span is accounted for:
+`tracescore.spans.forwarded` on delivery, else `tracescore.spans.dropped{reason}` and a log line.
 
 Concurrency: `submit_*` and `has_capacity` may be called from any thread; everything else runs
 on the event loop that called `start()`.
@@ -15,12 +14,10 @@ on the event loop that called `start()`.
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import random
 import threading
 import time
-from dataclasses import dataclass
 
 from google.protobuf.message import Message
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -32,6 +29,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from tracescore import semconv
 from tracescore.config.serve import ExporterSettings
 from tracescore.export.metrics import Telemetry
+from tracescore.export.queue import Batch, ExportQueue, count_items
 from tracescore.export.transport import Attempt, Transport, make_transport
 
 __all__ = ["OtlpExporter", "count_items"]
@@ -39,16 +37,6 @@ __all__ = ["OtlpExporter", "count_items"]
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_QUEUE_BYTES = 64 * 1024 * 1024
-# Merged requests stay below gRPC's default 4 MiB receive limit.
-MAX_BATCH_BYTES = 2 * 1024 * 1024
-
-
-@dataclass(slots=True)
-class _Item:
-    signal: str
-    body: bytes
-    count: int
-    """Spans, log records or data points in the body."""
 
 
 class OtlpExporter:
@@ -75,14 +63,9 @@ class OtlpExporter:
         """
         self.settings = settings
         self.telemetry = telemetry or Telemetry()
-        self._max_items = settings.queue_size
-        self._max_bytes = max_queue_bytes
+        self._queue = ExportQueue(settings.queue_size, max_queue_bytes)
         self._n_senders = senders
         self._transport = transport or make_transport(settings)
-        self._queue: collections.deque[_Item] = collections.deque()
-        self._bytes = 0
-        self._in_flight = 0
-        self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
         self._wake = asyncio.Event()
@@ -116,22 +99,14 @@ class OtlpExporter:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
             self._tasks = []
-        with self._lock:
-            left = list(self._queue)
-            self._queue.clear()
-            self._bytes = 0
-        for item in left:
-            self._drop(item, semconv.DROP_SHUTDOWN, "still queued at shutdown")
+        for batch in self._queue.drain():
+            self._drop(batch, semconv.DROP_SHUTDOWN, "still queued at shutdown")
         self.telemetry.set_export_queue(0, 0)
         await self._transport.close()
 
     def has_capacity(self) -> bool:
         """False when the queue is full: the receivers should answer with a retryable status."""
-        return (
-            not self._closing
-            and len(self._queue) < self._max_items
-            and self._bytes < self._max_bytes
-        )
+        return not self._closing and self._queue.has_capacity()
 
     def submit_traces(
         self, request: ExportTraceServiceRequest | bytes, spans: int | None = None
@@ -163,21 +138,13 @@ class OtlpExporter:
         if self._closing:
             return False
         body = request if isinstance(request, bytes) else request.SerializeToString()
-        if count is None:
-            count = count_items(signal, request)
         if not body:
             return True  # an empty request carries nothing to deliver
-        with self._lock:
-            # A request larger than the whole byte budget still goes through an empty queue,
-            # else it could never be sent at all.
-            if len(self._queue) >= self._max_items or (
-                self._queue and self._bytes + len(body) > self._max_bytes
-            ):
-                return False
-            self._queue.append(_Item(signal, body, count))
-            self._bytes += len(body)
-            items, size = len(self._queue), self._bytes
-        self.telemetry.set_export_queue(items, size)
+        if count is None:
+            count = count_items(signal, request)
+        if not self._queue.put(signal, body, count):
+            return False
+        self.telemetry.set_export_queue(self._queue.items, self._queue.bytes)
         self._notify()
         return True
 
@@ -192,29 +159,8 @@ class OtlpExporter:
             loop.call_soon_threadsafe(self._wake.set)
             loop.call_soon_threadsafe(self._update_idle)
 
-    def _take(self) -> _Item | None:
-        """Pop the oldest request merged with following ones of the same signal."""
-        with self._lock:
-            if not self._queue:
-                return None
-            first = self._queue.popleft()
-            parts, count, size = [first.body], first.count, len(first.body)
-            while self._queue:
-                nxt = self._queue[0]
-                if nxt.signal != first.signal or size + len(nxt.body) > MAX_BATCH_BYTES:
-                    break
-                self._queue.popleft()
-                parts.append(nxt.body)
-                count += nxt.count
-                size += len(nxt.body)
-            self._bytes -= size
-            self._in_flight += 1
-            items, queued = len(self._queue), self._bytes
-        self.telemetry.set_export_queue(items, queued)
-        return _Item(first.signal, b"".join(parts) if len(parts) > 1 else parts[0], count)
-
     def _update_idle(self) -> None:
-        if not self._queue and self._in_flight == 0:
+        if self._queue.idle:
             self._idle.set()
         else:
             self._idle.clear()
@@ -223,23 +169,23 @@ class OtlpExporter:
 
     async def _sender(self) -> None:
         while True:
-            item = self._take()
-            if item is None:
+            batch = self._queue.take()
+            if batch is None:
                 self._update_idle()
                 self._wake.clear()
                 await self._wake.wait()
                 continue
+            self.telemetry.set_export_queue(self._queue.items, self._queue.bytes)
             try:
-                await self._deliver(item)
+                await self._deliver(batch)
             except asyncio.CancelledError:
-                self._drop(item, semconv.DROP_SHUTDOWN, "in flight at shutdown")
+                self._drop(batch, semconv.DROP_SHUTDOWN, "in flight at shutdown")
                 raise
             finally:
-                with self._lock:
-                    self._in_flight -= 1
+                self._queue.done()
                 self._update_idle()
 
-    async def _deliver(self, item: _Item) -> None:
+    async def _deliver(self, item: Batch) -> None:
         retry = self.settings.retry
         body = await self._transport.prepare(item.body)
         started = time.monotonic()
@@ -277,7 +223,7 @@ class OtlpExporter:
         # together do not all come back at the same instant.
         return float(min(retry.max_interval, base * random.uniform(0.5, 1.5)))
 
-    def _delivered(self, item: _Item, result: Attempt) -> None:
+    def _delivered(self, item: Batch, result: Attempt) -> None:
         if item.signal != "traces":
             if result.rejected:
                 log.warning(
@@ -299,7 +245,7 @@ class OtlpExporter:
                 result.message,
             )
 
-    def _drop(self, item: _Item, reason: str, message: str) -> None:
+    def _drop(self, item: Batch, reason: str, message: str) -> None:
         if item.signal == "traces":
             self.telemetry.spans_dropped(reason, item.count)
         log.warning(
@@ -310,29 +256,3 @@ class OtlpExporter:
             reason,
             message,
         )
-
-
-def count_items(signal: str, request: Message | bytes) -> int:
-    """Spans, log records or metric data points in a request (parsed when given bytes)."""
-    if isinstance(request, bytes):
-        cls = {
-            "traces": ExportTraceServiceRequest,
-            "logs": ExportLogsServiceRequest,
-            "metrics": ExportMetricsServiceRequest,
-        }[signal]
-        parsed = cls()
-        parsed.ParseFromString(request)
-        request = parsed
-    if isinstance(request, ExportTraceServiceRequest):
-        return sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
-    if isinstance(request, ExportLogsServiceRequest):
-        return sum(len(sl.log_records) for rl in request.resource_logs for sl in rl.scope_logs)
-    if isinstance(request, ExportMetricsServiceRequest):
-        total = 0
-        for rm in request.resource_metrics:
-            for sm in rm.scope_metrics:
-                for m in sm.metrics:
-                    kind = m.WhichOneof("data")
-                    total += len(getattr(m, kind).data_points) if kind else 0
-        return total
-    raise TypeError(f"not an OTLP export request: {type(request).__name__}")
