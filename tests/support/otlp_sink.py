@@ -229,7 +229,8 @@ class OtlpSink:
             app = web.Application(client_max_size=64 * 1024 * 1024)
             for signal in _SERVICES:
                 app.router.add_post(f"/v1/{signal}", self._http_handler(signal))
-            runner = web.AppRunner(app, access_log=None)
+            # The sink inflates bodies itself, so it sees exactly what the exporter sent.
+            runner = web.AppRunner(app, access_log=None, auto_decompress=False)
             await runner.setup()
             await web.TCPSite(runner, "127.0.0.1", self.port).start()
             ready.set()
