@@ -106,7 +106,14 @@ def test_the_commands_that_are_checked_rather_than_run() -> None:
     check = ROOT / "scripts" / "check"
     assert check.stat().st_mode & stat.S_IXUSR
     text = check.read_text(encoding="utf-8")
-    for tool in ("pip install", "'.[test]'", "ruff check", "ruff format --check", "mypy", "pytest"):
+    for tool in (
+        "pip install",
+        "-e '.[test",
+        "ruff check",
+        "ruff format --check",
+        "mypy",
+        "pytest",
+    ):
         assert tool in text
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "exec ./scripts/check" in ci
