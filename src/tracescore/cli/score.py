@@ -133,6 +133,8 @@ class PendingRun:
     scenario: Scenario
     scores: dict[str, Score] = field(default_factory=dict)
     deferred: tuple[ScorerBase, ...] = ()
+    judge: JudgeSettings | None = None
+    """The config's top-level `judge:` section, for the deferred entries."""
 
 
 def score_runs(
@@ -160,32 +162,30 @@ def score_runs(
                     scenario=scenario,
                     scores=score_entries(scenario, trajectory, deterministic_only=True),
                     deferred=tuple(e for e, _ in scenario.entries if not e.deterministic),
+                    judge=config.judge,
                 )
             )
-    pending = [s for s in slots if isinstance(s, PendingRun) and s.deferred]
-    score_deferred(pending, config.judge, no_judge=no_judge)
+    if not no_judge:  # with --no-judge the deferred entries stay unscored (named as skipped)
+        score_deferred([s for s in slots if isinstance(s, PendingRun) and s.deferred])
     return [
         conclude(s.scenario, s.trajectory, s.scores) if isinstance(s, PendingRun) else s
         for s in slots
     ]
 
 
-def score_deferred(
-    pending: Sequence[PendingRun], judge: JudgeSettings | None = None, *, no_judge: bool = False
-) -> None:
+def score_deferred(pending: Sequence[PendingRun]) -> None:
     """Score the entries that need a judge, for all runs at once (`judges.offline`).
 
     One async batch over every pending run: shared clients, concurrency, cache, budgets, and a
-    progress bar on a TTY. With `no_judge` the judge entries stay unscored, so `conclude`
-    names the gates and thresholds among them as skipped. Raises ConfigError when a judge
-    cannot start (an unset API key variable).
+    progress bar on a TTY. Raises ConfigError when a judge cannot start (an unset API key
+    variable).
     """
-    if no_judge:
+    if not pending:
         return
     # Imported here: the judge client pulls in `openai`, which runs without judges never need.
     from tracescore.judges.offline import judge_pending
 
-    judge_pending(pending, judge)
+    judge_pending(pending, next((p.judge for p in pending if p.judge is not None), None))
 
 
 # --- output ---------------------------------------------------------------------------------

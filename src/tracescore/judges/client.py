@@ -12,19 +12,16 @@ client, and scrubbed (as a literal) from everything this module sends, logs or r
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any, Generic, TypeVar
 
 import openai
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from tracescore import semconv
 from tracescore.errors import ConfigError
@@ -33,10 +30,11 @@ from tracescore.judges.cache import JudgeCache
 from tracescore.judges.endpoint import ResolvedEndpoint
 from tracescore.judges.errors import JudgeError, JudgeSkipped
 from tracescore.judges.prompts import JudgeRequest, build_messages, output_schema
+from tracescore.judges.replies import parse_reply, reply_text, retry_after, validate_reply
 from tracescore.judges.sanitize import Fence, Redactor, truncate_middle
 from tracescore.judges.telemetry import JudgeCounters
 
-__all__ = ["JudgeAnswer", "JudgeClient", "JudgeShared", "extract_json"]
+__all__ = ["JudgeAnswer", "JudgeClient", "JudgeShared"]
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +152,7 @@ class JudgeClient:
             raise
         except JudgeError as exc:
             self.shared.counters.error(exc.error_type)
-            log.warning("judge %r failed: %s", self.endpoint.model, exc)
+            log.warning("judge failed (%s): %s", exc.error_type, exc)
             raise
 
     async def _ask(self, request: JudgeRequest[T]) -> JudgeAnswer[T]:
@@ -162,14 +160,14 @@ class JudgeClient:
         key = request.content_key()
         cached = await self.shared.cache.get(key)
         if cached is not None:
-            value, problem = _validate(cached, request)
+            value, problem = validate_reply(cached, request)
             if value is not None and problem is None:
                 self.shared.counters.cache_hit()
                 return JudgeAnswer(value, cached=True)
         fence = Fence.fresh(*request.data.values(), *request.fields.values())
         tally = _Tally()
         text = await self._complete(request, fence, [], tally)
-        value, problem = _parse(text, request)
+        value, problem = parse_reply(text, request)
         repaired = False
         if value is None:
             repaired = True
@@ -179,7 +177,7 @@ class JudgeClient:
                 {"role": "user", "content": _REPAIR.format(problem=problem)},
             ]
             text = await self._complete(request, fence, repair, tally)
-            value, problem = _parse(text, request)
+            value, problem = parse_reply(text, request)
             if value is None:
                 raise JudgeError(
                     "invalid_output",
@@ -250,7 +248,7 @@ class JudgeClient:
                 }
             tally.requests += 1
             started = time.perf_counter()
-            retry_after: float | None = None
+            wait: float | None = None
             try:
                 async with self._semaphore:
                     response = await self._openai.chat.completions.create(**kwargs)
@@ -262,7 +260,7 @@ class JudgeClient:
                 outcome = "rate_limited" if exc.status_code == 429 else f"http_{exc.status_code}"
                 if exc.status_code >= 500:
                     outcome = "server_error"
-                retry_after = _retry_after(exc.response.headers)
+                wait = retry_after(exc.response.headers)
                 if outcome.startswith("http_"):
                     self._record(outcome, started)
                     if use_schema and self._schema_ok is None and exc.status_code in (400, 422):
@@ -277,7 +275,7 @@ class JudgeClient:
                 in_tokens = usage.prompt_tokens if usage else None
                 out_tokens = usage.completion_tokens if usage else None
                 self._record(semconv.JUDGE_OUTCOME_OK, started, in_tokens, out_tokens)
-                text = _reply_text(response)
+                text = reply_text(response)
                 # Servers that omit usage still spend: estimate ~4 characters per token.
                 sent = sum(len(m["content"]) for m in messages)
                 in_n = in_tokens if in_tokens is not None else sent // 4
@@ -294,16 +292,16 @@ class JudgeClient:
                     f"judge {self.model!r} at {self._url()}: {outcome.replace('_', ' ')} "
                     f"after {attempt + 1} attempt(s)",
                 )
-            if retry_after is not None and retry_after > MAX_RETRY_AFTER_S:
+            if wait is not None and wait > MAX_RETRY_AFTER_S:
                 raise JudgeError(
                     outcome,
-                    f"judge {self.model!r} asked to retry after {retry_after:.0f}s "
+                    f"judge {self.model!r} asked to retry after {wait:.0f}s "
                     f"(more than {MAX_RETRY_AFTER_S:.0f}s)",
                 )
             backoff = min(MAX_BACKOFF_S, self.shared.retry_backoff_s * 2**attempt)
             delay = random.uniform(0.5, 1.0) * backoff
-            if retry_after is not None:
-                delay = max(delay, retry_after)
+            if wait is not None:
+                delay = max(delay, wait)
             attempt += 1
             tally.retries += 1
             self.shared.counters.retry(outcome)
@@ -324,84 +322,8 @@ class JudgeClient:
         return self._scrub.redact(self.endpoint.base_url)[0]
 
     def _describe(self, exc: openai.APIStatusError) -> str:
-        message = truncate_middle(str(exc.message), 300)
+        body = exc.body
+        detail = body.get("message") if isinstance(body, dict) else None
+        message = truncate_middle(str(detail if detail else exc.message), 300)
         text = f"judge {self.model!r} at {self._url()} answered HTTP {exc.status_code}: {message}"
         return self._scrub.redact(text)[0]
-
-
-def _reply_text(response: Any) -> str:
-    if not response.choices:
-        return ""
-    message = response.choices[0].message
-    return str(message.content or "")
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from `retry-after-ms` or `retry-after` (seconds or an HTTP date), if given."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
-
-
-def extract_json(text: str) -> Any:
-    """The JSON object in a reply: the whole text, a fenced block, or the first `{...}`."""
-    stripped = text.strip()
-    try:
-        return json.loads(stripped)
-    except ValueError:
-        pass
-    decoder = json.JSONDecoder()
-    start = stripped.find("{")
-    while start != -1:
-        try:
-            value, _ = decoder.raw_decode(stripped, start)
-        except ValueError:
-            start = stripped.find("{", start + 1)
-            continue
-        if isinstance(value, dict):
-            return value
-        start = stripped.find("{", start + 1)
-    raise ValueError("the reply holds no JSON object")
-
-
-def _parse(text: str, request: JudgeRequest[T]) -> tuple[T | None, str | None]:
-    if not text.strip():
-        return None, "the reply was empty"
-    try:
-        data = extract_json(text)
-    except ValueError as exc:
-        return None, str(exc)
-    return _validate(data, request)
-
-
-def _validate(data: Any, request: JudgeRequest[T]) -> tuple[T | None, str | None]:
-    try:
-        value = request.output.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {err['msg']}"
-            for err in exc.errors()[:5]
-        )
-        return None, f"it does not match the schema ({problems})"
-    if request.check is not None:
-        problem = request.check(value)
-        if problem is not None:
-            return None, problem
-    return value, None

@@ -11,6 +11,10 @@ from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter
 
+from tracescore.judges.relevancy import AnswerRelevancy
+from tracescore.judges.rubric import LlmRubric
+from tracescore.judges.tool_call_accuracy import LlmToolCallAccuracy
+from tracescore.judges.trajectory import LlmTrajectory
 from tracescore.scorers.base import ScorerBase
 from tracescore.scorers.checks import (
     CalledTool,
@@ -41,6 +45,11 @@ SCORER_CLASSES: tuple[type[ScorerBase], ...] = (
     DidNotCall,
     MaxToolCalls,
     OutputIncludes,
+    # LLM judges (deterministic = False: scored off the ingestion path, see judges/)
+    LlmToolCallAccuracy,
+    LlmTrajectory,
+    LlmRubric,
+    AnswerRelevancy,
 )
 
 
