@@ -2,9 +2,23 @@
 
 import pytest
 
+from frameworks.fixtures import (
+    agno_traces,
+    framework_testdata_updates,
+    openai_agents_traces,
+    pydantic_ai_traces,
+)
 from support.fixtures import fake_openai, fake_openai_factory
 
-__all__ = ["fake_openai", "fake_openai_factory", "update_golden"]
+__all__ = [
+    "agno_traces",
+    "fake_openai",
+    "fake_openai_factory",
+    "framework_testdata_updates",
+    "openai_agents_traces",
+    "pydantic_ai_traces",
+    "update_golden",
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -1,0 +1,51 @@
+"""What the generated agent runs are asked and answer: shared by generators and tests.
+
+Kept apart from the generators so tests can state expectations without importing a framework.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AGNO_ANSWERS",
+    "AGNO_PROMPTS",
+    "OPENAI_AGENTS_ANSWERS",
+    "OPENAI_AGENTS_PROMPTS",
+    "PYDANTIC_AI_ANSWERS",
+    "PYDANTIC_AI_PROMPTS",
+]
+
+PYDANTIC_AI_PROMPTS = {
+    "clean": "Where is order A-42 and what is the weather in Paris?",
+    "tool_retry": "Charge my card for order A-42.",
+    "tool_invalid_args": "Charge five dollars.",
+    "tool_exception": "Delete user 7 if it is cold in Oslo.",
+    "deferred": "Refund A-42, ship B-7 and close my account.",
+    "subagent": "Why was invoice INV-9 so high?",
+}
+PYDANTIC_AI_ANSWERS = {
+    "clean": "Order A-42 has shipped; it is sunny in Paris.",
+    "tool_retry": "Charged 500 cents.",
+    "tool_invalid_args": "Charged 500 cents.",
+    "billing": "INV-9 includes a one-off setup fee.",
+    "subagent": "Billing says INV-9 includes a one-off setup fee.",
+}
+
+AGNO_PROMPTS = {
+    "tool_error": "What is the weather in Paris, and charge my card 0 cents.",
+    "paused": "What is the weather in Paris? Then close my account 7.",
+    "team": "Why is invoice INV-9 so high?",
+}
+AGNO_ANSWERS = {
+    "tool_error": "It is sunny in Paris; the card charge failed.",
+    "billing": "INV-9 includes a one-off setup fee.",
+    "team": "Billing says INV-9 includes a one-off setup fee.",
+}
+
+OPENAI_AGENTS_PROMPTS = {
+    "tool_error": "What is the weather in Paris, and charge my card 0 cents.",
+    "handoff": "Why is invoice INV-9 so high?",
+}
+OPENAI_AGENTS_ANSWERS = {
+    "tool_error": "It is sunny in Paris; the card charge failed.",
+    "handoff": "INV-9 includes a one-off setup fee.",
+}
