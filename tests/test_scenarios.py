@@ -163,6 +163,14 @@ def test_sampling_keeps_about_the_rate_even_for_sequential_ids(rate: float) -> N
     assert abs(kept - rate) < 0.02
 
 
+def test_sampling_uses_the_whole_id_not_only_its_low_bits() -> None:
+    # Ids that differ only in their first half (the low 64 bits, which OTel's ratio sampler
+    # reads, are all equal) must still sample at about the rate, not all or nothing.
+    ids = [f"{i:016x}{'0' * 15}1" for i in range(1, 5001)]
+    kept = sum(is_sampled(t, 0.5) for t in ids) / len(ids)
+    assert abs(kept - 0.5) < 0.03
+
+
 def test_a_higher_rate_keeps_every_run_a_lower_rate_kept() -> None:
     ids = _ids(2000)
     low = {t for t in ids if is_sampled(t, 0.2)}
