@@ -113,6 +113,7 @@ class Scenario(_Frozen):
     """Parts of a run withheld from LLM judges (e.g. `exclude: [results]`)."""
 
     _digest: str = PrivateAttr(default="")
+    _entries: tuple[tuple[ScorerBase, bool], ...] = PrivateAttr(default=())
 
     @field_validator("sample", mode="before")
     @classmethod
@@ -141,11 +142,15 @@ class Scenario(_Frozen):
 
     def model_post_init(self, context: Any, /) -> None:
         self._digest = _scenario_digest(self.gates, self.scorers)
+        # Built once: every scored run walks the entries.
+        self._entries = tuple((g, True) for g in self.gates) + tuple(
+            (s, False) for s in self.scorers
+        )
 
     @property
     def entries(self) -> tuple[tuple[ScorerBase, bool], ...]:
         """Every gate and scorer in config order, gates first, with `is_gate`."""
-        return tuple((g, True) for g in self.gates) + tuple((s, False) for s in self.scorers)
+        return self._entries
 
     @property
     def digest(self) -> str:
