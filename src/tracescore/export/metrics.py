@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
@@ -100,6 +100,7 @@ class Telemetry:
         for inst in self._inst.values():
             if inst.kind != "histogram" and not inst.keys:
                 inst.values[()] = 0
+        self._sources: list[Callable[[], Iterable[Instrument]]] = []
 
     # -- scored runs ----------------------------------------------------------------------
 
@@ -134,6 +135,35 @@ class Telemetry:
                 attrs = self._attrs({s.GEN_AI_TOOL_NAME: call.name})
                 attrs[s.TOOL_CALL_STATUS] = call.status
                 calls.add(calls.series_key(attrs), 1)
+
+    def record_scores(self, result: RunResult) -> None:
+        """Observe scores that arrive after their run was counted (LLM judges in `serve`)."""
+        if result.scenario is None or not result.sampled:
+            return
+        s = semconv
+        with self._lock:
+            common = self._attrs(
+                {
+                    s.GEN_AI_AGENT_NAME: result.trajectory.agent,
+                    s.TRACESCORE_SCENARIO: result.scenario,
+                }
+            )
+            scores = self._inst[s.METRIC_EVALUATION_SCORE]
+            errors = self._inst[s.METRIC_EVALUATION_ERRORS]
+            for score in result.scores:
+                attrs = {**common, **self._attrs({s.GEN_AI_EVALUATION_NAME: score.name})}
+                if score.value is not None:
+                    scores.observe(scores.series_key(attrs), float(score.value))
+                elif score.error is not None:
+                    attrs.update(self._attrs({s.ERROR_TYPE: error_type(score)}))
+                    errors.add(errors.series_key(attrs), 1)
+
+    def add_source(self, source: Callable[[], Iterable[Instrument]]) -> None:
+        """Render another component's instruments too (e.g. the judges' own counters).
+
+        `source` returns snapshots (it does its own locking); it is called on every render.
+        """
+        self._sources.append(source)
 
     # -- the service's own ----------------------------------------------------------------
 
@@ -198,7 +228,8 @@ class Telemetry:
     def snapshot(self) -> list[Instrument]:
         """Copies of every instrument, in a stable order."""
         with self._lock:
-            return [inst.snapshot() for inst in self._inst.values()]
+            own = [inst.snapshot() for inst in self._inst.values()]
+        return own + [inst for source in self._sources for inst in source()]
 
     def render_prometheus(self) -> str:
         """Prometheus text exposition format 0.0.4 for `/metrics`."""

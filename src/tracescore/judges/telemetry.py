@@ -8,6 +8,7 @@ outcome, error type, skip reason; never a trace id). The exporter renders them.
 from __future__ import annotations
 
 import bisect
+import math
 import threading
 from collections import Counter
 from dataclasses import dataclass
@@ -69,6 +70,8 @@ class HistogramPoint:
     sum: float
     bounds: tuple[float, ...]
     bucket_counts: tuple[int, ...]
+    min: float = math.inf
+    max: float = -math.inf
 
 
 MetricPoint: TypeAlias = CounterPoint | GaugePoint | HistogramPoint
@@ -80,11 +83,15 @@ class _Histogram:
         self.counts = [0] * (len(bounds) + 1)
         self.count = 0
         self.sum = 0.0
+        self.min = math.inf
+        self.max = -math.inf
 
     def observe(self, value: float) -> None:
         self.counts[bisect.bisect_left(self.bounds, value)] += 1
         self.count += 1
         self.sum += value
+        self.min = min(self.min, value)
+        self.max = max(self.max, value)
 
 
 _DESCRIPTIONS: dict[str, tuple[str, str]] = {
@@ -192,7 +199,7 @@ class JudgeCounters:
                 points.append(
                     HistogramPoint(
                         name, unit, description, attrs, hist.count, hist.sum, hist.bounds,
-                        tuple(hist.counts),
+                        tuple(hist.counts), hist.min, hist.max,
                     )
                 )  # fmt: skip
             unit, description = _DESCRIPTIONS[semconv.METRIC_JUDGE_QUEUE_ITEMS]

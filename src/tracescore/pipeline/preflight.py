@@ -57,6 +57,10 @@ def preflight(config: Config, source: str = "config") -> ServeSecrets:
             problems.extend(_server_tls(receiver.tls, f"{where}.tls"))
     if config.exporter is not None and config.exporter.tls is not None:
         problems.extend(_client_tls(config.exporter.tls, "exporter.tls"))
+    if any(not e.deterministic for s in config.scenarios for e, _ in s.entries):
+        from tracescore.judges.live import judge_key_problems  # pulls in `openai`: only if used
+
+        problems.extend(judge_key_problems(config))
     if problems:
         raise ConfigError(problems, source)
     return ServeSecrets(tokens.get("grpc"), tokens.get("http"))

@@ -99,6 +99,7 @@ class RunScorer:
         spans: Outbox | None,
         *,
         prefix: str = semconv.DEFAULT_SCORE_ATTRIBUTE_PREFIX,
+        judges: Callable[[RunResult], None] | None = None,
     ) -> None:
         """Args:
         config: scenarios to score with.
@@ -106,12 +107,14 @@ class RunScorer:
         logs: where `gen_ai.evaluation.result` events go.
         spans: where `evaluate {agent}` spans go (`mode: fanout`), else None.
         prefix: score attribute prefix.
+        judges: takes each scored run for its LLM judges (`judges.live`); must not block.
         """
         self._config = config
         self._telemetry = telemetry
         self._logs = logs
         self._spans = spans
         self._prefix = prefix
+        self._judges = judges
 
     def __call__(self, ready: ReadyTrace) -> Annotations:
         """Build, score and emit; returns score attributes per agent span id."""
@@ -130,6 +133,8 @@ class RunScorer:
                 continue
             results.append(result)
             self._telemetry.record_run(result)
+            if self._judges is not None:
+                self._judges(result)
             attributes = score_attributes(result, self._prefix)
             if attributes and trajectory.span_id:
                 annotations[trajectory.span_id] = attributes

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -25,6 +26,9 @@ from tracescore.export.spans import annotate_span
 from tracescore.pipeline.preflight import ServeSecrets
 from tracescore.pipeline.scoring import RunScorer, agent_name, key_filter, may_match
 from tracescore.receiver import GrpcReceiver, HttpReceiver
+
+if TYPE_CHECKING:
+    from tracescore.judges.live import LiveJudges
 
 __all__ = ["Pipeline"]
 
@@ -69,12 +73,19 @@ class Pipeline:
             if fanout
             else None
         )
+        self.judges: LiveJudges | None = None
+        if any(not e.deterministic for s in config.scenarios for e, _ in s.entries):
+            # Imported only when needed: the judge client pulls in `openai`.
+            from tracescore.judges.live import LiveJudges
+
+            self.judges = LiveJudges(config, self.telemetry, self._logs)
         scorer = RunScorer(
             config,
             self.telemetry,
             self._logs,
             self._spans,
             prefix=config.service.score_attribute_prefix,
+            judges=self.judges.submit if self.judges is not None else None,
         )
         hooks = AssemblerHooks(
             keep_key=key_filter(config),
@@ -120,6 +131,8 @@ class Pipeline:
             return
         self._started = True
         await self.exporter.start()
+        if self.judges is not None:
+            await self.judges.start()
         try:
             if self.grpc is not None:
                 port = await self.grpc.start()
@@ -156,6 +169,8 @@ class Pipeline:
         if self._started:
             scored = self.assembler.drain()
             log.info("shutdown: scored %d buffered traces", scored)
+            if self.judges is not None:  # judge what is queued while the grace period lasts
+                await self.judges.shutdown(timeout=max(0.1, deadline - time.monotonic() - 1.0))
             self._push_metrics()
             while not self._flush_outboxes() and time.monotonic() < deadline - 0.5:
                 await asyncio.sleep(0.02)

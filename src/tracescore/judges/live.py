@@ -1,0 +1,167 @@
+"""Judges in `tracescore serve`: deterministic scores go out at once, judge scores follow.
+
+    live = LiveJudges(config, telemetry, logs_outbox)   # when the config has judge entries
+    run_scorer = RunScorer(..., judges=live.submit)      # after a run's deterministic scores
+    await live.start() ... await live.shutdown(timeout)
+
+`submit` hands a scored run's judge entries to a `JudgeRunner` without waiting (a full queue
+yields `skipped: queue_full` scores). When they finish, their scores leave as their own
+`gen_ai.evaluation.result` events on the same agent span and as score metrics; the judges' own
+counters (calls, tokens, latency, retries, cache hits, skips) join `/metrics` and OTLP through
+`Telemetry.add_source`. The held agent span is not kept waiting (`judge_wait` 0).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+
+from tracescore.assembler import Outbox
+from tracescore.config.model import Config, Scenario
+from tracescore.export.events import evaluation_logs
+from tracescore.export.instruments import HistogramPoint as ExportHistogram
+from tracescore.export.instruments import Instrument, Kind
+from tracescore.export.metrics import Telemetry
+from tracescore.judges.base import JudgeScorerBase
+from tracescore.judges.endpoint import ResolvedEndpoint
+from tracescore.judges.runner import JudgeJob, JudgeResult, JudgeRunner, judge_sampled
+from tracescore.judges.telemetry import CounterPoint, GaugePoint, HistogramPoint, JudgeCounters
+from tracescore.scenarios import RunResult
+
+__all__ = ["LiveJudges", "judge_entries", "judge_instruments", "judge_key_problems"]
+
+log = logging.getLogger(__name__)
+
+
+def judge_entries(scenario: Scenario) -> tuple[JudgeScorerBase, ...]:
+    """The scenario's LLM-judge gates and scorers, in config order."""
+    return tuple(e for e, _ in scenario.entries if isinstance(e, JudgeScorerBase))
+
+
+def judge_key_problems(config: Config, environ: Mapping[str, str] | None = None) -> list[str]:
+    """Start-up problems: judge API key variables that are unset (for `serve`'s preflight)."""
+    env = os.environ if environ is None else environ
+    problems: set[str] = set()
+    for i, scenario in enumerate(config.scenarios):
+        for section in ("gates", "scorers"):
+            for j, entry in enumerate(getattr(scenario, section)):
+                if not isinstance(entry, JudgeScorerBase):
+                    continue
+                try:
+                    endpoint = ResolvedEndpoint.merge(config.judge, entry.judge)
+                except ValueError as exc:
+                    problems.add(f"scenarios[{i}].{section}[{j}]: {exc}")
+                    continue
+                variable = endpoint.api_key_env
+                if variable and not env.get(variable):
+                    own = entry.judge is not None and entry.judge.api_key_env is not None
+                    where = f"scenarios[{i}].{section}[{j}].judge" if own else "judge"
+                    problems.add(
+                        f"{where}.api_key_env: environment variable {variable!r} is not set "
+                        "or is empty"
+                    )
+    return sorted(problems)
+
+
+class LiveJudges:
+    """The judge side of the live pipeline, one per `Pipeline`."""
+
+    def __init__(
+        self,
+        config: Config,
+        telemetry: Telemetry,
+        logs: Outbox,
+        *,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        """Build the runner and register its counters with `telemetry`; nothing starts yet."""
+        self._scenarios = {s.name: s for s in config.scenarios}
+        self._telemetry = telemetry
+        self._logs = logs
+        self.runner = JudgeRunner(config.judge, on_result=self._emit, environ=environ)
+        telemetry.add_source(lambda: judge_instruments(self.runner.counters))
+        if config.judge is not None and config.judge.judge_wait > 0:
+            log.warning(
+                "judge.judge_wait=%gs: serve emits judge scores as their own events and does "
+                "not hold agent spans for them yet; the value is ignored",
+                config.judge.judge_wait,
+            )
+        self.runner.check(e for s in config.scenarios for e in judge_entries(s))
+
+    @staticmethod
+    def wanted(config: Config) -> bool:
+        """Whether any scenario has a judge entry."""
+        return any(judge_entries(s) for s in config.scenarios)
+
+    async def start(self) -> None:
+        """Start the judge workers."""
+        await self.runner.start()
+
+    async def shutdown(self, timeout: float | None = None) -> None:
+        """Finish queued judge work within `timeout`, then skip the rest (still emitted)."""
+        await self.runner.shutdown(drain=True, timeout=timeout)
+
+    def submit(self, result: RunResult) -> None:
+        """Queue the judges of a run just scored deterministically (never waits)."""
+        scenario = self._scenarios.get(result.scenario or "")
+        if scenario is None or not result.sampled:
+            return
+        judges = judge_entries(scenario)
+        if not judges or not judge_sampled(result.trajectory.trace_id, scenario.judge_sample):
+            return
+        job = JudgeJob(
+            result.trajectory,
+            judges,
+            fields=scenario.judge_fields,
+            scenario=scenario.name,
+            context=result,
+        )
+        try:
+            self.runner.submit(job)
+        except RuntimeError:  # not started, or shutting down: say so in the scores
+            log.warning("judges not running; run %s left unjudged", result.trajectory.trace_id)
+
+    def _emit(self, judged: JudgeResult) -> None:
+        base = judged.job.context
+        assert isinstance(base, RunResult)
+        # The judge scores as a result of their own: same run and span, no verdict (that was
+        # decided with the deterministic scores and already sent).
+        result = RunResult(
+            trajectory=base.trajectory,
+            scenario=base.scenario,
+            scores=judged.scores,
+            digest=base.digest,
+        )
+        self._telemetry.record_scores(result)
+        self._logs.send(evaluation_logs([result]).SerializeToString(), len(judged.scores))
+
+
+def judge_instruments(counters: JudgeCounters) -> list[Instrument]:
+    """The judge counters as export instruments (for `Telemetry.add_source`)."""
+    by_name: dict[str, Instrument] = {}
+    for point in counters.collect():
+        inst = by_name.get(point.name)
+        if inst is None:
+            if isinstance(point, HistogramPoint):
+                inst = Instrument(point.name, "histogram", point.unit, point.description,
+                                  bounds=point.bounds)  # fmt: skip
+            else:
+                kind: Kind = "gauge" if isinstance(point, GaugePoint) else "counter"
+                inst = Instrument(point.name, kind, point.unit, point.description)
+            by_name[point.name] = inst
+        keys = list(inst.keys)
+        keys.extend(k for k, _ in point.attributes if k not in keys)
+        inst.keys = tuple(keys)
+        if isinstance(point, HistogramPoint):
+            inst.points[point.attributes] = ExportHistogram(
+                list(point.bucket_counts), point.sum, point.count, point.min, point.max
+            )
+        elif isinstance(point, CounterPoint | GaugePoint):
+            inst.values[point.attributes] = point.value
+    # Series keys must follow each instrument's key order; attributes are sorted per point,
+    # so re-key them in the instrument's (first-seen) order.
+    for inst in by_name.values():
+        inst.values = {inst.series_key(dict(k)): v for k, v in inst.values.items()}
+        inst.points = {inst.series_key(dict(k)): p for k, p in inst.points.items()}
+    return list(by_name.values())
