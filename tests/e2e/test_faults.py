@@ -117,8 +117,8 @@ def test_downstream_down_then_back_loses_nothing(tmp_path: Path) -> None:
         client = Client(serve.ports["http"])
         sender = threading.Thread(target=lambda: [client.send(r) for r in runs])
         sender.start()
-        time.sleep(2.0)
-        assert client.refused > 0, "a full export queue must push back on the sender"
+        # A full export queue must push back on the sender.
+        sink.wait_for(lambda: client.refused > 0, timeout=60)
         assert len(client.accepted) < len(runs)
         sink.start()  # downstream is back
         try:
@@ -206,12 +206,12 @@ def test_sigterm_mid_load_forwards_everything_accepted(tmp_path: Path) -> None:
 
         sender = threading.Thread(target=load)
         sender.start()
-        sink.wait_for(lambda: len(client.accepted) >= 20)
+        sink.wait_for(lambda: len(client.accepted) >= 20, timeout=60)
         code, took = serve.stop()
         stop.set()
         sender.join(30)
         assert code == 0
-        assert took < 8.0, "exits within the grace period"
+        assert took < 9.0, "exits within the grace period (8s, plus process exit)"
         assert "tracescore serve: stopped" in serve.stderr
         assert client.accepted, "some runs were accepted before SIGTERM"
         _check_delivered(sink, client.accepted)
