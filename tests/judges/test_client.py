@@ -24,7 +24,7 @@ from tracescore.judges.cache import JudgeCache
 from tracescore.judges.client import JudgeClient, JudgeShared
 from tracescore.judges.errors import JudgeError, JudgeSkipped
 from tracescore.judges.prompts import JudgeRequest, load_template
-from tracescore.judges.sanitize import Redactor
+from tracescore.judges.redact import Redactor
 
 Factory = Callable[..., FakeOpenAI]
 GOOD = {"verdict": "fully", "reasoning": "it answers"}

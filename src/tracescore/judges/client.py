@@ -30,8 +30,9 @@ from tracescore.judges.cache import JudgeCache
 from tracescore.judges.endpoint import ResolvedEndpoint
 from tracescore.judges.errors import JudgeError, JudgeSkipped
 from tracescore.judges.prompts import JudgeRequest, build_messages, output_schema
+from tracescore.judges.redact import Redactor
 from tracescore.judges.replies import parse_reply, reply_text, retry_after, validate_reply
-from tracescore.judges.sanitize import Fence, Redactor, truncate_middle
+from tracescore.judges.sanitize import Fence, truncate_middle
 from tracescore.judges.telemetry import JudgeCounters
 
 __all__ = ["JudgeAnswer", "JudgeClient", "JudgeShared"]

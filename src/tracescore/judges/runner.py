@@ -30,8 +30,8 @@ from tracescore.judges.budget import JudgeBudget
 from tracescore.judges.cache import JudgeCache
 from tracescore.judges.client import JudgeClient, JudgeShared
 from tracescore.judges.endpoint import ResolvedEndpoint
+from tracescore.judges.redact import Redactor
 from tracescore.judges.render import withhold
-from tracescore.judges.sanitize import Redactor
 from tracescore.judges.telemetry import JudgeCounters
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Trajectory

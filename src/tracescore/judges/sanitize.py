@@ -1,4 +1,4 @@
-"""What happens to run content before a judge sees it: redaction, truncation, fencing.
+"""What happens to run content before a judge sees it, after redaction (`redact`).
 
 Order matters: redact first, then truncate (a secret cut in half by truncation would no longer
 match its pattern), then fence with a nonce the content cannot contain.
@@ -6,87 +6,10 @@ match its pattern), then fence with a nonce the content cannot contain.
 
 from __future__ import annotations
 
-import re
 import secrets
-from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = [
-    "BUILTIN_PATTERNS",
-    "REDACTED",
-    "Fence",
-    "Redactor",
-    "truncate_middle",
-]
-
-REDACTED = "[REDACTED]"
-
-# (name, pattern, replacement). Replacements keep the non-secret context (the scheme, the
-# header name, the user in a URL) so the judge can still tell what kind of value was there.
-BUILTIN_PATTERNS: tuple[tuple[str, str, str], ...] = (
-    # user:password@ in URLs (any scheme): keep the user, drop the password.
-    ("url_password", r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@]+:)[^\s/@]+@", r"\1" + REDACTED + "@"),
-    ("bearer", r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1" + REDACTED),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", REDACTED),
-    # OpenAI / Anthropic style (sk-..., sk-proj-..., sk-ant-...).
-    ("openai_key", r"\bsk-[A-Za-z0-9_-]{16,}", REDACTED),
-    ("aws_access_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", REDACTED),
-    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})", REDACTED),
-    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", REDACTED),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}", REDACTED),
-    # key=value / "key": "value" where the key names a secret: keep the key, drop the value.
-    (
-        "secret_assignment",
-        r"(?i)((?:api[_-]?key|secret|password|passwd|token|access[_-]?key)"
-        r"[\"']?\s*[:=]\s*[\"']?)[^\s\"',;&}]{4,}",
-        r"\1" + REDACTED,
-    ),
-    ("email", r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b", REDACTED),
-)
-
-
-class Redactor:
-    """Replaces secrets in text; counts what it replaced so the metric can show it works."""
-
-    def __init__(
-        self,
-        patterns: Iterable[str] = (),
-        *,
-        builtin: bool = True,
-        literals: Iterable[str] = (),
-    ) -> None:
-        """Build from custom regexes, the built-in patterns, and literal secrets.
-
-        `literals` are exact strings that must never leave (the judge's own API key): they are
-        removed even when no pattern would recognise them.
-        """
-        rules: list[tuple[re.Pattern[str], str]] = []
-        for literal in literals:
-            if literal:
-                rules.append((re.compile(re.escape(literal)), REDACTED))
-        if builtin:
-            rules.extend((re.compile(p), r) for _, p, r in BUILTIN_PATTERNS)
-        rules.extend((re.compile(p), REDACTED) for p in patterns)
-        self._rules = tuple(rules)
-
-    def with_literals(self, *literals: str) -> Redactor:
-        """A redactor that also removes these exact strings (checked first)."""
-        extra = tuple((re.compile(re.escape(x)), REDACTED) for x in literals if x)
-        redactor = Redactor(builtin=False)
-        redactor._rules = extra + self._rules
-        return redactor
-
-    def __repr__(self) -> str:
-        # Never show the patterns: a literal rule is the API key itself.
-        return f"Redactor(rules={len(self._rules)})"
-
-    def redact(self, text: str) -> tuple[str, int]:
-        """`text` with every secret replaced, and how many replacements were made."""
-        total = 0
-        for pattern, replacement in self._rules:
-            text, n = pattern.subn(replacement, text)
-            total += n
-        return text, total
+__all__ = ["Fence", "truncate_middle"]
 
 
 def truncate_middle(text: str, limit: int) -> str:
