@@ -72,9 +72,19 @@ def load_template(name: str, version: int) -> PromptTemplate:
     return PromptTemplate(name, version, system.strip(), user.strip(), digest)
 
 
+@cache
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema sent as `response_format` (and shown in the prompt as a fallback)."""
+    """The JSON schema sent as `response_format` (and shown in the prompt as a fallback).
+
+    Cached per model class: generating it costs more than the rest of a request's preparation.
+    Callers must not modify the returned dict.
+    """
     return model.model_json_schema()
+
+
+@cache
+def _schema_text(model: type[BaseModel]) -> str:
+    return json.dumps(output_schema(model), separators=(",", ":"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +127,7 @@ def build_messages(
     system = Template(request.template.system).substitute(values)
     user = Template(request.template.user).substitute(values)
     parts = [system, fence.rules()]
-    schema = json.dumps(output_schema(request.output), separators=(",", ":"))
+    schema = _schema_text(request.output)
     if schema_in_prompt:
         parts.append(
             "Reply with one JSON object and nothing else. It must match this JSON schema: " + schema
