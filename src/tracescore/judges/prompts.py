@@ -29,6 +29,9 @@ __all__ = ["JudgeRequest", "PromptTemplate", "build_messages", "load_template", 
 
 T = TypeVar("T", bound=BaseModel)
 
+# Answer models are module-level classes (or the rubric's, built once per label set), so this
+# stays small.
+_SCHEMAS: dict[type[BaseModel], tuple[dict[str, Any], str]] = {}
 _SYSTEM = "=== system ==="
 _USER = "=== user ==="
 
@@ -72,19 +75,22 @@ def load_template(name: str, version: int) -> PromptTemplate:
     return PromptTemplate(name, version, system.strip(), user.strip(), digest)
 
 
-@cache
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema sent as `response_format` (and shown in the prompt as a fallback).
 
     Cached per model class: generating it costs more than the rest of a request's preparation.
     Callers must not modify the returned dict.
     """
-    return model.model_json_schema()
+    cached = _SCHEMAS.get(model)
+    if cached is None:
+        schema = model.model_json_schema()
+        cached = _SCHEMAS[model] = (schema, json.dumps(schema, separators=(",", ":")))
+    return cached[0]
 
 
-@cache
 def _schema_text(model: type[BaseModel]) -> str:
-    return json.dumps(output_schema(model), separators=(",", ":"))
+    output_schema(model)
+    return _SCHEMAS[model][1]
 
 
 @dataclass(frozen=True, slots=True)
