@@ -125,12 +125,17 @@ class Assembler:
 
     def consume(self, request: ExportTraceServiceRequest, body: bytes | None = None) -> Ingest:
         """Take one parsed request (and its received bytes, forwarded as they are)."""
+        # The hot path: everything per span is a local; shared state is updated once per
+        # request (reference/performance.md: Python-level work per span is the bottleneck).
         now = self._clock()
         result = Ingest()
         remove: dict[int, dict[int, set[int]]] = {}
         holds: list[tuple[tuple[int, int, int], _Trace, str]] = []
-        late = 0
-        traces, scored, extract = self._traces, self._scored, self._extract
+        touched: dict[bytes, _Trace] = {}
+        accepted = late = kept = kept_bytes = 0
+        traces, scored, scoring = self._traces, self._scored, self._scoring
+        attributes, make_record = self._extract.attributes, self._extract.record
+        agent_name, wants, hold = self._hooks.agent_name, self._hooks.wants, self._forwarding
         for i, rs in enumerate(request.resource_spans):
             resource: dict[str, AttrValue] | None = None
             for j, ss in enumerate(rs.scope_spans):
@@ -141,52 +146,55 @@ class Assembler:
                     if len(tid) != 16 or len(sid) != 8 or tid == _ZERO16 or sid == _ZERO8:
                         self._reject(result, span, i, j, k, remove)
                         continue
-                    result.accepted += 1
-                    if not self._scoring:
+                    accepted += 1
+                    if not scoring:
                         continue
                     trace = traces.get(tid)
                     if trace is None and tid in scored:
                         late += 1
                         continue
-                    attrs, size = extract.attributes(span.attributes)
-                    if trace is None and not attrs:
-                        continue  # nothing a trajectory reads, in a trace holding no run yet
+                    attrs, size = attributes(span.attributes)
+                    if trace is None:
+                        if not attrs:
+                            continue  # nothing a trajectory reads, in a trace holding no run
+                        trace = traces[tid] = _Trace(tid.hex(), now)
                     if resource is None:
-                        resource = extract.resource(rs.resource.attributes)
+                        resource = self._extract.resource(rs.resource.attributes)
                     if scope is None:
                         scope = ss.scope.name
-                    if trace is None:
-                        trace = traces[tid] = _Trace(tid.hex(), now)
-                    record = extract.record(span, trace.hex, attrs, resource, scope)
-                    size += RECORD_OVERHEAD + len(record.name)
+                    record = make_record(span, trace.hex, attrs, resource, scope)
+                    size += RECORD_OVERHEAD
                     trace.records.append(record)
                     trace.nbytes += size
-                    trace.last = now
-                    self.spans += 1
-                    self.nbytes += size
-                    agent = self._hooks.agent_name(record)
-                    if agent is not None or record.parent_span_id is None:
+                    kept += 1
+                    kept_bytes += size
+                    touched[tid] = trace
+                    if record.parent_span_id is None:
                         trace.anchored = True
-                        self._anchored[tid] = trace
-                        self._anchored.move_to_end(tid)
-                        if (
-                            agent is not None
-                            and self._forwarding
-                            and record.span_id not in trace.held
-                            and self._hooks.wants(record, agent)
-                        ):
-                            remove.setdefault(i, {}).setdefault(j, set()).add(k)
-                            holds.append(((i, j, k), trace, record.span_id))
-                    elif trace.anchored:
-                        self._anchored.move_to_end(tid)
+                    agent = agent_name(record)
+                    if agent is None:
+                        continue
+                    trace.anchored = True
+                    if hold and record.span_id not in trace.held and wants(record, agent):
+                        remove.setdefault(i, {}).setdefault(j, set()).add(k)
+                        holds.append(((i, j, k), trace, record.span_id))
+        self.spans += kept
+        self.nbytes += kept_bytes
+        anchored = self._anchored
+        for tid, trace in touched.items():
+            trace.last = now
+            if trace.anchored:
+                anchored[tid] = trace
+                anchored.move_to_end(tid)
+        result.accepted = accepted
         if late:
             self._counters.spans_late(late)
-        if result.accepted:
-            self._counters.spans_received(result.accepted)
+        if accepted:
+            self._counters.spans_received(accepted)
         if result.rejected:
             self._counters.spans_rejected(result.rejected)
-        if self._forwarding:
-            self._forward_request(request, body, remove, holds, result.accepted)
+        if hold:
+            self._forward_request(request, body, remove, holds, accepted)
         self._gauges()
         return result
 

@@ -36,16 +36,25 @@ log = logging.getLogger(__name__)
 _OPTIONS = BuildOptions()
 
 
+# Keys whose presence makes a span an agent candidate in some convention (their values are
+# checked by the builder's reader); GenAI agent spans are told by their operation or name.
+_AGENT_MARKERS = frozenset(
+    {
+        semconv.OI_SPAN_KIND,
+        semconv.TRACELOOP_SPAN_KIND,
+        semconv.MASTRA_SPAN_TYPE,
+        semconv.PYDANTIC_AI_AGENT_NAME,
+    }
+)
+
+
 def agent_name(record: SpanRecord) -> str | None:
     """The agent name of an agent span ("" when unnamed); None for any other span."""
     attrs = record.attributes
-    if not (
-        attrs.get(semconv.GEN_AI_OPERATION_NAME) == semconv.OP_INVOKE_AGENT
-        or record.name.startswith(semconv.OP_INVOKE_AGENT)
-        or attrs.get(semconv.OI_SPAN_KIND) == semconv.OI_KIND_AGENT
-        or attrs.get(semconv.TRACELOOP_SPAN_KIND) == semconv.TRACELOOP_KIND_AGENT
-        or attrs.get(semconv.MASTRA_SPAN_TYPE) in semconv.MASTRA_AGENT_TYPES
-        or semconv.PYDANTIC_AI_AGENT_NAME in attrs
+    if (
+        attrs.get(semconv.GEN_AI_OPERATION_NAME) != semconv.OP_INVOKE_AGENT
+        and not record.name.startswith(semconv.OP_INVOKE_AGENT)
+        and _AGENT_MARKERS.isdisjoint(attrs)
     ):
         return None
     view = classify(record, _OPTIONS)
