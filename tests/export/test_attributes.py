@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from export.scored_runs import scored_run
 from tracescore.export.attributes import error_type, key_values, score_attributes, to_any_value
@@ -95,3 +98,36 @@ def test_any_value_round_trips_with_its_type(value: object) -> None:
 def test_unencodable_value_is_refused_with_its_type() -> None:
     with pytest.raises(TypeError, match="set"):
         to_any_value({1, 2})  # type: ignore[arg-type]
+
+
+scalars = (
+    st.text()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False)
+    | st.binary()
+)
+values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4).map(tuple)
+        | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(values)
+def test_any_value_encoding_round_trips_through_the_wire(value: object) -> None:
+    wire = to_any_value(value).SerializeToString()  # type: ignore[arg-type]
+    decoded = decode_any_value(AnyValue.FromString(wire))
+    assert decoded == value
+    assert type(decoded) is type(value)
+
+
+def test_empty_containers_and_none_keep_their_kind() -> None:
+    assert to_any_value(()).WhichOneof("value") == "array_value"
+    assert to_any_value({}).WhichOneof("value") == "kvlist_value"
+    kvs = key_values({"k": None})
+    assert kvs[0].HasField("value")
+    assert kvs[0].value.WhichOneof("value") is None

@@ -252,3 +252,20 @@ def test_counters_are_exact_under_concurrent_updates() -> None:
 def test_a_counter_refuses_to_go_down() -> None:
     with pytest.raises(ValueError, match="cannot decrease"):
         Telemetry().spans_received(-1)
+
+
+def test_late_scores_are_observed_without_counting_the_run_again() -> None:
+    t = Telemetry()
+    first = run()
+    t.record_run(first)
+    judge = Score("relevance", "llm_judge", 0.9, True, "on topic", "scorer-v1:j", label="pass")
+    t.record_scores(RunResult(first.trajectory, "checkout", (judge,)))
+    t.record_scores(RunResult(first.trajectory, None, (judge,)))  # not scored: ignored
+    families = parse_prometheus(t.render_prometheus())
+    assert sum(v for _, _, v in families["tracescore_runs_total"].samples) == 1
+    counts = {
+        labels["gen_ai_evaluation_name"]: v
+        for name, labels, v in families["gen_ai_evaluation_score"].samples
+        if name.endswith("_count")
+    }
+    assert counts == {"tool_calls": 1.0, "perfect": 1.0, "relevance": 1.0}

@@ -79,3 +79,10 @@ def test_fanout_request_keeps_each_agents_resource() -> None:
     assert request.resource_spans[0].scope_spans[0].scope.name == "tracescore"
     shared = fanout_request([a, b], resource={"service.name": "tracescore"})
     assert len(shared.resource_spans) == 1
+
+
+def test_fanout_request_skips_runs_that_were_not_scored() -> None:
+    request = fanout_request([scored_run(), scored_run(scenario=None), scored_run(sampled=False)])
+    spans = [s for rs in request.resource_spans for s in rs.scope_spans[0].spans]
+    assert len(spans) == 1
+    assert fanout_request([scored_run(scenario=None)]).resource_spans == []

@@ -11,6 +11,9 @@ scorer produced a value; `gen_ai.evaluation.score.label` (`pass`, `fail`, the sc
 `gen_ai.agent.name` when known; `tracescore.scenario`; and `tracescore.digest`, which on an event
 is the digest of the one scorer config that produced this score (the span carries the
 scenario's digest).
+
+Messages are filled in place (`records.add()`, then set fields): constructing a LogRecord and
+appending it would copy it again, and upb field access is the cost that matters here.
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ import time
 from collections.abc import Iterable, Mapping
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, SeverityNumber
+from opentelemetry.proto.logs.v1.logs_pb2 import ResourceLogs, SeverityNumber
 
 from tracescore import __version__, semconv
-from tracescore.export.attributes import error_type, key_values, score_label
+from tracescore.export.attributes import add_attributes, error_type, score_label
 from tracescore.export.spans import resource_key
 from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
@@ -82,31 +85,29 @@ def evaluation_logs(
         key = resource_key(res)
         rl = by_resource.get(key)
         if rl is None:
-            rl = request.resource_logs.add()
-            rl.resource.attributes.extend(key_values(res))
-            scope = rl.scope_logs.add()
-            scope.scope.name = semconv.SCOPE_NAME
-            scope.scope.version = __version__
-            by_resource[key] = rl
+            rl = by_resource[key] = request.resource_logs.add()
+            add_attributes(rl.resource.attributes, res)
+            scope = rl.scope_logs.add().scope
+            scope.name = semconv.SCOPE_NAME
+            scope.version = __version__
         records = rl.scope_logs[0].log_records
         trace_id = bytes.fromhex(result.trajectory.trace_id)
         span_id = bytes.fromhex(result.trajectory.span_id) if result.trajectory.span_id else b""
         for score in result.scores:
             failed = score.error is not None
-            record = LogRecord(
-                time_unix_nano=now,
-                observed_time_unix_nano=now,
-                # A failed scorer is worth a warning; a low score is a result, not a problem.
-                severity_number=(
-                    SeverityNumber.SEVERITY_NUMBER_WARN
-                    if failed
-                    else SeverityNumber.SEVERITY_NUMBER_INFO
-                ),
-                severity_text="WARN" if failed else "INFO",
-                event_name=semconv.GEN_AI_EVALUATION_RESULT_EVENT,
-                trace_id=trace_id,
-                span_id=span_id,
+            record = records.add()
+            record.time_unix_nano = now
+            record.observed_time_unix_nano = now
+            # A failed scorer is worth a warning; a low score is a result, not a problem.
+            record.severity_number = (
+                SeverityNumber.SEVERITY_NUMBER_WARN
+                if failed
+                else SeverityNumber.SEVERITY_NUMBER_INFO
             )
-            record.attributes.extend(key_values(evaluation_attributes(result, score)))
-            records.append(record)
+            record.severity_text = "WARN" if failed else "INFO"
+            record.event_name = semconv.GEN_AI_EVALUATION_RESULT_EVENT
+            record.trace_id = trace_id
+            if span_id:
+                record.span_id = span_id
+            add_attributes(record.attributes, evaluation_attributes(result, score))
     return request

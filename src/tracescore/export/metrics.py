@@ -21,7 +21,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 
 from tracescore import __version__, semconv
 from tracescore.export.attributes import error_type
-from tracescore.export.instruments import Instrument
+from tracescore.export.instruments import Attrs, Instrument
 from tracescore.export.otlp_metrics import metrics_request
 from tracescore.export.prometheus import render
 from tracescore.model.span import AttrValue
@@ -113,28 +113,21 @@ class Telemetry:
         if result.scenario is None or not result.sampled:
             return
         s = semconv
-        t = result.trajectory
         with self._lock:
-            common = self._attrs(
-                {s.GEN_AI_AGENT_NAME: t.agent, s.TRACESCORE_SCENARIO: result.scenario}
+            agent = self._fold(s.GEN_AI_AGENT_NAME, result.trajectory.agent)
+            scenario = self._fold(s.TRACESCORE_SCENARIO, result.scenario)
+            # Series keys are built in each instrument's key order, leaving out absent values.
+            run_key = _pairs(
+                (s.TRACESCORE_VERDICT, result.verdict or None),
+                (s.TRACESCORE_SCENARIO, scenario),
+                (s.GEN_AI_AGENT_NAME, agent),
             )
-            runs = self._inst[s.METRIC_RUNS]
-            verdict = {s.TRACESCORE_VERDICT: result.verdict} if result.verdict else {}
-            runs.add(runs.series_key({**common, **verdict}), 1)
-            scores = self._inst[s.METRIC_EVALUATION_SCORE]
-            errors = self._inst[s.METRIC_EVALUATION_ERRORS]
-            for score in result.scores:
-                attrs = {**common, **self._attrs({s.GEN_AI_EVALUATION_NAME: score.name})}
-                if score.value is not None:
-                    scores.observe(scores.series_key(attrs), float(score.value))
-                elif score.error is not None:
-                    attrs.update(self._attrs({s.ERROR_TYPE: error_type(score)}))
-                    errors.add(errors.series_key(attrs), 1)
+            self._inst[s.METRIC_RUNS].add(run_key, 1)
+            self._observe_scores(result, agent, scenario)
             calls = self._inst[s.METRIC_TOOL_CALLS]
-            for call in t.tool_calls(include_subagents=True):
-                attrs = self._attrs({s.GEN_AI_TOOL_NAME: call.name})
-                attrs[s.TOOL_CALL_STATUS] = call.status
-                calls.add(calls.series_key(attrs), 1)
+            for call in result.trajectory.tool_calls(include_subagents=True):
+                tool = self._fold(s.GEN_AI_TOOL_NAME, call.name)
+                calls.add(_pairs((s.GEN_AI_TOOL_NAME, tool), (s.TOOL_CALL_STATUS, call.status)), 1)
 
     def record_scores(self, result: RunResult) -> None:
         """Observe scores that arrive after their run was counted (LLM judges in `serve`)."""
@@ -142,21 +135,27 @@ class Telemetry:
             return
         s = semconv
         with self._lock:
-            common = self._attrs(
-                {
-                    s.GEN_AI_AGENT_NAME: result.trajectory.agent,
-                    s.TRACESCORE_SCENARIO: result.scenario,
-                }
+            agent = self._fold(s.GEN_AI_AGENT_NAME, result.trajectory.agent)
+            scenario = self._fold(s.TRACESCORE_SCENARIO, result.scenario)
+            self._observe_scores(result, agent, scenario)
+
+    def _observe_scores(self, result: RunResult, agent: str | None, scenario: str | None) -> None:
+        # Call with the lock held.
+        s = semconv
+        scores = self._inst[s.METRIC_EVALUATION_SCORE]
+        errors = self._inst[s.METRIC_EVALUATION_ERRORS]
+        for score in result.scores:
+            name = self._fold(s.GEN_AI_EVALUATION_NAME, score.name)
+            key = _pairs(
+                (s.GEN_AI_EVALUATION_NAME, name),
+                (s.GEN_AI_AGENT_NAME, agent),
+                (s.TRACESCORE_SCENARIO, scenario),
             )
-            scores = self._inst[s.METRIC_EVALUATION_SCORE]
-            errors = self._inst[s.METRIC_EVALUATION_ERRORS]
-            for score in result.scores:
-                attrs = {**common, **self._attrs({s.GEN_AI_EVALUATION_NAME: score.name})}
-                if score.value is not None:
-                    scores.observe(scores.series_key(attrs), float(score.value))
-                elif score.error is not None:
-                    attrs.update(self._attrs({s.ERROR_TYPE: error_type(score)}))
-                    errors.add(errors.series_key(attrs), 1)
+            if score.value is not None:
+                scores.observe(key, float(score.value))
+            elif score.error is not None:
+                kind = self._fold(s.ERROR_TYPE, error_type(score))
+                errors.add(key + _pairs((s.ERROR_TYPE, kind)), 1)
 
     def add_source(self, source: Callable[[], Iterable[Instrument]]) -> None:
         """Render another component's instruments too (e.g. the judges' own counters).
@@ -248,19 +247,24 @@ class Telemetry:
 
     # -- helpers (call with the lock held where they touch state) --------------------------
 
+    def _fold(self, key: str, value: str | None) -> str | None:
+        """The attribute value to record: None when absent, `_other` past the key's cap."""
+        if not value:
+            return None  # absent, not empty: a missing agent name is no label value
+        seen = self._seen.get(key)
+        if seen is None or value in seen:
+            return value
+        if len(seen) >= self._max_values:
+            return semconv.OTHER_VALUE
+        seen.add(value)
+        return value
+
     def _attrs(self, raw: Mapping[str, str | None]) -> dict[str, str]:
         out: dict[str, str] = {}
         for key, value in raw.items():
-            if value is None or value == "":
-                continue  # absent, not empty: a missing agent name is no label value
-            if key in self._seen:
-                seen = self._seen[key]
-                if value not in seen:
-                    if len(seen) >= self._max_values:
-                        value = semconv.OTHER_VALUE
-                    else:
-                        seen.add(value)
-            out[key] = value
+            folded = self._fold(key, value)
+            if folded is not None:
+                out[key] = folded
         return out
 
     def _add(self, name: str, n: float, attributes: Mapping[str, str] | None = None) -> None:
@@ -271,3 +275,8 @@ class Telemetry:
     def _set(self, name: str, value: float) -> None:
         with self._lock:
             self._inst[name].set((), value)
+
+
+def _pairs(*pairs: tuple[str, str | None]) -> Attrs:
+    """A series key from (key, value) pairs given in the instrument's key order."""
+    return tuple((k, v) for k, v in pairs if v is not None)

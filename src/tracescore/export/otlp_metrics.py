@@ -8,12 +8,11 @@ from collections.abc import Iterable, Mapping
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
 )
-from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.metrics.v1.metrics_pb2 import AggregationTemporality, NumberDataPoint
 
 from tracescore import __version__, semconv
-from tracescore.export.attributes import key_values
-from tracescore.export.instruments import Attrs, Instrument
+from tracescore.export.attributes import add_attributes
+from tracescore.export.instruments import Instrument
 from tracescore.model.span import AttrValue
 
 __all__ = ["metrics_request"]
@@ -34,7 +33,7 @@ def metrics_request(
     """
     request = ExportMetricsServiceRequest()
     rm = request.resource_metrics.add()
-    rm.resource.attributes.extend(key_values(resource))
+    add_attributes(rm.resource.attributes, resource)
     sm = rm.scope_metrics.add()
     sm.scope.name = semconv.SCOPE_NAME
     sm.scope.version = __version__
@@ -65,7 +64,7 @@ def metrics_request(
                 if hp.count and not math.isinf(hp.min):
                     dp.min = hp.min
                     dp.max = hp.max
-                dp.attributes.extend(_attributes(attrs))
+                add_attributes(dp.attributes, dict(attrs))
             continue
         for attrs, value in sorted(inst.values.items()):
             point: NumberDataPoint = points.add(time_unix_nano=now_ns)
@@ -75,9 +74,5 @@ def metrics_request(
                 point.as_int = int(value)
             else:
                 point.as_double = float(value)
-            point.attributes.extend(_attributes(attrs))
+            add_attributes(point.attributes, dict(attrs))
     return request
-
-
-def _attributes(attrs: Attrs) -> list[KeyValue]:
-    return key_values(dict(attrs))

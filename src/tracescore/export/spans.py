@@ -1,7 +1,8 @@
 """Put scores on spans: annotate the forwarded agent span, or build a fanout child span.
 
-Both work on OTLP protobuf messages directly: re-exporting through SDK span objects costs about
-5x the whole scoring pipeline (reference/performance.md).
+Both work on OTLP protobuf messages directly, never through SDK span objects (about 5x the cost
+of the whole scoring pipeline, reference/performance.md). Messages are filled in place: a
+finished Span appended to a repeated field would be copied once more.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, Span
 
 from tracescore import __version__, semconv
-from tracescore.export.attributes import key_values, score_attributes
+from tracescore.export.attributes import add_attributes, score_attributes
 from tracescore.model.span import AttrValue
 from tracescore.scenarios import RunResult
 
@@ -33,7 +34,7 @@ def annotate_span(span: Span, attributes: Mapping[str, AttrValue]) -> None:
         kept = [kv for kv in span.attributes if kv.key not in attributes]
         del span.attributes[:]
         span.attributes.extend(kept)
-    span.attributes.extend(key_values(attributes))
+    add_attributes(span.attributes, attributes)
 
 
 def fanout_span(
@@ -53,23 +54,8 @@ def fanout_span(
         start_ns: when scoring started; defaults to `end_ns`.
         end_ns: when scoring finished; defaults to now.
     """
-    trajectory = result.trajectory
-    end = time.time_ns() if end_ns is None else end_ns
-    span = Span(
-        trace_id=bytes.fromhex(trajectory.trace_id),
-        span_id=span_id if span_id is not None else _new_span_id(),
-        name=(
-            f"{semconv.EVALUATE_SPAN_NAME} {trajectory.agent}"
-            if trajectory.agent
-            else semconv.EVALUATE_SPAN_NAME
-        ),
-        kind=Span.SpanKind.SPAN_KIND_INTERNAL,
-        start_time_unix_nano=end if start_ns is None else start_ns,
-        end_time_unix_nano=end,
-    )
-    if trajectory.span_id:
-        span.parent_span_id = bytes.fromhex(trajectory.span_id)
-    span.attributes.extend(key_values(attributes))
+    span = Span()
+    _fill_fanout(span, result, attributes, end_ns, start_ns, span_id)
     return span
 
 
@@ -80,32 +66,59 @@ def fanout_request(
     resource: Mapping[str, AttrValue] | None = None,
     now_ns: int | None = None,
 ) -> ExportTraceServiceRequest:
-    """One request carrying the fanout span of every run, ready for `OtlpExporter`.
+    """One request carrying the fanout span of every scored run, ready for `OtlpExporter`.
 
     Each span keeps the resource of the agent it scores (unless `resource` is given), so a
-    backend showing one service's traces shows its evaluation spans too.
+    backend showing one service's traces shows its evaluation spans too. A run that was not
+    scored (no score attributes) gets no span.
     """
     request = ExportTraceServiceRequest()
     by_resource: dict[str, ResourceSpans] = {}
     for result in results:
+        attributes = score_attributes(result, prefix)
+        if not attributes:
+            continue
         res = result.trajectory.resource if resource is None else resource
         key = resource_key(res)
         rs = by_resource.get(key)
         if rs is None:
-            rs = request.resource_spans.add()
-            rs.resource.attributes.extend(key_values(res))
-            scope = rs.scope_spans.add()
-            scope.scope.name = semconv.SCOPE_NAME
-            scope.scope.version = __version__
-            by_resource[key] = rs
-        span = fanout_span(result, score_attributes(result, prefix), end_ns=now_ns)
-        rs.scope_spans[0].spans.append(span)
+            rs = by_resource[key] = request.resource_spans.add()
+            add_attributes(rs.resource.attributes, res)
+            scope = rs.scope_spans.add().scope
+            scope.name = semconv.SCOPE_NAME
+            scope.version = __version__
+        _fill_fanout(rs.scope_spans[0].spans.add(), result, attributes, now_ns)
     return request
 
 
 def resource_key(resource: Mapping[str, AttrValue]) -> str:
     """A grouping key for resources with equal attributes (values may be unhashable)."""
     return repr(sorted(resource.items()))
+
+
+def _fill_fanout(
+    span: Span,
+    result: RunResult,
+    attributes: Mapping[str, AttrValue],
+    end_ns: int | None,
+    start_ns: int | None = None,
+    span_id: bytes | None = None,
+) -> None:
+    trajectory = result.trajectory
+    end = time.time_ns() if end_ns is None else end_ns
+    span.trace_id = bytes.fromhex(trajectory.trace_id)
+    span.span_id = span_id if span_id is not None else _new_span_id()
+    if trajectory.span_id:
+        span.parent_span_id = bytes.fromhex(trajectory.span_id)
+    span.name = (
+        f"{semconv.EVALUATE_SPAN_NAME} {trajectory.agent}"
+        if trajectory.agent
+        else semconv.EVALUATE_SPAN_NAME
+    )
+    span.kind = Span.SpanKind.SPAN_KIND_INTERNAL
+    span.start_time_unix_nano = end if start_ns is None else start_ns
+    span.end_time_unix_nano = end
+    add_attributes(span.attributes, attributes)
 
 
 def _new_span_id() -> bytes:
