@@ -131,6 +131,27 @@ def test_shutdown_without_draining_skips_what_is_queued(fake_openai_factory: Fac
     assert server.requests() == []
 
 
+def test_work_still_in_flight_when_the_shutdown_timeout_ends_is_skipped_not_lost(
+    fake_openai_factory: Factory,
+) -> None:
+    server = fake_openai_factory([{"json": RELEVANT, "delay": 5.0}])
+    seen: list[JudgeResult] = []
+
+    async def go() -> JudgeResult:
+        runner = JudgeRunner(settings(server), on_result=seen.append)
+        await runner.start()
+        future = runner.submit(JudgeJob(shop_run(), (relevancy(),)))
+        while not server.requests():  # the worker has sent the request
+            await asyncio.sleep(0.02)
+        await runner.shutdown(timeout=0.2)
+        return future.result()
+
+    result = run(go())
+    assert result.scores[0].error == "skipped: shutdown"
+    assert "shut down while judging" in result.scores[0].explanation
+    assert seen == [result]
+
+
 def test_shutdown_is_safe_without_start_and_twice() -> None:
     async def go() -> None:
         runner = JudgeRunner(None)

@@ -248,6 +248,11 @@ class JudgeRunner:
             self.counters.set_queue_items(queue.qsize())
             try:
                 result = await self.run_job(item.job)
+            except asyncio.CancelledError:  # shutdown ran out of time while this was judged
+                self._resolve_skipped(
+                    item, semconv.JUDGE_SKIP_SHUTDOWN, "tracescore shut down while judging"
+                )
+                raise
             except Exception as exc:  # ascore never raises; this is a bug, not a judge error
                 log.exception("judge job failed")
                 result = JudgeResult(
