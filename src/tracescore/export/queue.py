@@ -22,8 +22,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 __all__ = ["MAX_BATCH_BYTES", "Batch", "ExportQueue", "count_items"]
 
-# Merged requests stay below gRPC's default 4 MiB receive limit.
-MAX_BATCH_BYTES = 2 * 1024 * 1024
+# Measured on loopback (4 senders): merging 20-span requests up to 512 KiB sends 6-10x more
+# spans/s than one export per request; merging large requests into 2 MiB ones made gRPC slower
+# (311k vs 566k spans/s). 512 KiB also stays far below gRPC's default 4 MiB receive limit.
+MAX_BATCH_BYTES = 512 * 1024
 _REQUESTS: dict[str, type[Message]] = {
     "traces": ExportTraceServiceRequest,
     "logs": ExportLogsServiceRequest,
