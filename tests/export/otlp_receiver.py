@@ -9,8 +9,10 @@ It runs on the caller's event loop; `start()` returns once the port accepts conn
 from __future__ import annotations
 
 import socket
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -89,13 +91,16 @@ class TestReceiver:
         default_factory=lambda: {"traces": [], "logs": [], "metrics": []}
     )
     attempts: dict[str, int] = field(default_factory=lambda: {"traces": 0, "logs": 0, "metrics": 0})
+    tls: tuple[Path, Path] | None = None
+    """(certificate, key): serve TLS; the endpoint becomes https://."""
     _grpc: grpc.aio.Server | None = None
     _http: web.AppRunner | None = None
 
     @property
     def endpoint(self) -> str:
         """The URL an exporter should be given."""
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     def fail_next(self, signal: str, *failures: Failure) -> None:
         """Answer the next requests of `signal` with these failures, in order."""
@@ -121,7 +126,12 @@ class TestReceiver:
             trace_grpc.add_TraceServiceServicer_to_server(_Servicer(self, "traces"), server)
             logs_grpc.add_LogsServiceServicer_to_server(_Servicer(self, "logs"), server)
             metrics_grpc.add_MetricsServiceServicer_to_server(_Servicer(self, "metrics"), server)
-            server.add_insecure_port(f"127.0.0.1:{self.port}")
+            address = f"127.0.0.1:{self.port}"
+            if self.tls:
+                cert, key = (p.read_bytes() for p in self.tls)
+                server.add_secure_port(address, grpc.ssl_server_credentials([(key, cert)]))
+            else:
+                server.add_insecure_port(address)
             await server.start()
             self._grpc = server
         else:
@@ -130,7 +140,11 @@ class TestReceiver:
                 app.router.add_post(f"/v1/{signal}", self._http_handler(signal))
             runner = web.AppRunner(app)
             await runner.setup()
-            await web.TCPSite(runner, "127.0.0.1", self.port).start()
+            context = None
+            if self.tls:
+                context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+                context.load_cert_chain(*self.tls)
+            await web.TCPSite(runner, "127.0.0.1", self.port, ssl_context=context).start()
             self._http = runner
 
     async def stop(self) -> None:

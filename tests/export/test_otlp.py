@@ -11,6 +11,7 @@ import email.utils
 import os
 import threading
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
@@ -20,7 +21,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from export.otlp_receiver import Failure, TestReceiver, free_port
 from tracescore import semconv
-from tracescore.config.serve import ExporterSettings, RetrySettings
+from tracescore.config.serve import ClientTlsSettings, ExporterSettings, RetrySettings
 from tracescore.export.metrics import Telemetry
 from tracescore.export.otlp import OtlpExporter, count_items
 from tracescore.export.transport import parse_retry_after
@@ -401,3 +402,37 @@ def test_retry_after_http_date() -> None:
     header = email.utils.formatdate(now + 30, usegmt=True)
     assert parse_retry_after(header, now=now) == pytest.approx(30.0)
     assert parse_retry_after(email.utils.formatdate(now - 30, usegmt=True), now=now) == 0.0
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_tls_endpoint_with_its_ca_delivers_and_without_it_does_not(
+    protocol: str, certificate: tuple[Path, Path]
+) -> None:
+    cert, _ = certificate
+
+    async def scenario() -> None:
+        receiver = TestReceiver(protocol, tls=certificate)
+        await receiver.start()
+        trusted = Telemetry()
+        exporter = OtlpExporter(
+            settings(receiver, protocol, tls=ClientTlsSettings(ca_file=str(cert))), trusted
+        )
+        await exporter.start()
+        exporter.submit_traces(traces(3))
+        await exporter.shutdown(timeout=10)
+
+        untrusted = Telemetry()  # system trust store: the self-signed certificate fails
+        retry = RetrySettings(initial_interval=0.02, max_interval=0.05, max_elapsed_time=0.3)
+        stranger = OtlpExporter(settings(receiver, protocol, retry=retry), untrusted)
+        await stranger.start()
+        stranger.submit_traces(traces(2))
+        await stranger.shutdown(timeout=10)
+        await receiver.stop()
+
+        assert receiver.endpoint.startswith("https://")
+        assert forwarded(trusted) == 3
+        assert len(receiver.spans()) == 3
+        assert forwarded(untrusted) == 0
+        assert dropped(untrusted, semconv.DROP_EXPORT_RETRIES_EXHAUSTED) == 2
+
+    run(scenario())
