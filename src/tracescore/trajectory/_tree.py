@@ -52,28 +52,45 @@ class Issues:
         self.incomplete = False
 
     def add(self, problem: str, example: str) -> None:
-        """Count one occurrence of `problem`; the first `example` is kept."""
+        """Count one occurrence of `problem`, keeping the smallest example.
+
+        The smallest, not the first: spans arrive in any order and the warning must not depend
+        on it.
+        """
         self._counts[problem] = self._counts.get(problem, 0) + 1
-        self._examples.setdefault(problem, example)
+        kept = self._examples.get(problem)
+        if kept is None or example < kept:
+            self._examples[problem] = example
 
     def messages(self) -> list[str]:
-        """`trace <id>: <n> <problem> (first: <example>)`, in a stable order."""
+        """`trace <id>: <n> <problem> (e.g. <example>)`, in a stable order."""
         return [
-            f"trace {self.trace_id}: {count} {problem} (first: {self._examples[problem]})"
+            f"trace {self.trace_id}: {count} {problem} (e.g. {self._examples[problem]})"
             for problem, count in sorted(self._counts.items())
         ]
 
 
-def _richness(span: SpanRecord) -> tuple[int, int, int, str, str, tuple[str, ...]]:
+def _richness(span: SpanRecord) -> tuple[int, int, int, str, str, str]:
     # Duplicates (an exporter retry, a replayed file) keep the most complete copy; the key
-    # depends only on content, so arrival order never changes which one is kept.
+    # depends only on content (down to a repr of every value), so arrival order never
+    # changes which one is kept. Only duplicates pay for the repr.
     return (
         len(span.attributes),
         span.end_ns,
         int(span.status_code),
         span.status_message,
         span.name,
-        tuple(sorted(span.attributes)),
+        repr(
+            (
+                span.parent_span_id,
+                span.start_ns,
+                span.kind,
+                sorted(span.attributes.items(), key=lambda kv: kv[0]),
+                span.events,
+                span.scope,
+                sorted(span.resource.items(), key=lambda kv: kv[0]),
+            )
+        ),
     )
 
 
