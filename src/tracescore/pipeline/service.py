@@ -120,6 +120,7 @@ class Pipeline:
         self._tick_s = min(_TICK_MAX_S, max(_TICK_MIN_S, wait / 4))
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
+        self._serving = False
         self._stopping = False
         self._stopped = False
 
@@ -143,6 +144,7 @@ class Pipeline:
         except BaseException:
             await self.shutdown()
             raise
+        self._serving = True
         self._tasks = [
             asyncio.create_task(self._loop(self._tick_s, self._tick), name="tracescore-tick"),
             asyncio.create_task(
@@ -166,7 +168,7 @@ class Pipeline:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks = []
-        if self._started:
+        if self._serving:
             scored = self.assembler.drain()
             log.info("shutdown: scored %d buffered traces", scored)
             if self.judges is not None:  # judge what is queued while the grace period lasts
@@ -174,7 +176,11 @@ class Pipeline:
             self._push_metrics()
             while not self._flush_outboxes() and time.monotonic() < deadline - 0.5:
                 await asyncio.sleep(0.02)
-        await self.exporter.shutdown(timeout=max(0.1, deadline - time.monotonic()))
+        elif self._started and self.judges is not None:
+            await self.judges.shutdown(timeout=0.1)
+        # A start that failed accepted nothing: nothing to wait for at the exporter either.
+        flush = deadline - time.monotonic() if self._serving else 0.1
+        await self.exporter.shutdown(timeout=max(0.1, flush))
         self.assembler.abandon_outbox()
         for outbox in (self._logs, self._spans):
             if outbox is not None:

@@ -80,6 +80,16 @@ class GrpcReceiver:
         server.add_generic_rpc_handlers((handler,))
         host, port = split_endpoint(self.settings.endpoint)
         address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        try:
+            bound = self._bind(server, address)
+        except RuntimeError as exc:  # grpc reports a port in use as a bare RuntimeError
+            raise OSError(f"otlp/grpc cannot listen on {address}: {exc}") from None
+        await server.start()
+        self._server = server
+        self.port = bound
+        return bound
+
+    def _bind(self, server: grpc.aio.Server, address: str) -> int:
         tls = self.settings.tls
         if tls is None:
             bound = server.add_insecure_port(address)
@@ -94,9 +104,6 @@ class GrpcReceiver:
                 [pair], root_certificates=client_ca, require_client_auth=client_ca is not None
             )
             bound = server.add_secure_port(address, credentials)
-        await server.start()
-        self._server = server
-        self.port = bound
         return bound
 
     async def shutdown(self) -> None:
