@@ -13,8 +13,8 @@ from tracescore.trajectory._common import error_info, name_suffix
 from tracescore.trajectory._messages import (
     first_user_text,
     last_assistant_text,
-    make_response,
     parse_messages,
+    response_flags,
     tool_names,
     tool_requests,
     tool_responses,
@@ -77,7 +77,7 @@ def read_tool(span: SpanRecord, options: BuildOptions, convention: str) -> SpanV
         raw = attrs[semconv.GEN_AI_TOOL_CALL_RESULT]
         view.result = parse_lenient(raw, limit)
         # MCP: a CallToolResult with isError is a failed call even when the span is not.
-        if make_response(raw).is_error and not failed:
+        if response_flags(view.result)[1] and not failed:
             view.error = True
             view.error_type = semconv.MCP_TOOL_ERROR
     return view

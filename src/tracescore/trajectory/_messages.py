@@ -23,6 +23,7 @@ __all__ = [
     "make_response",
     "output_text",
     "parse_messages",
+    "response_flags",
     "tool_names",
     "tool_requests",
     "tool_responses",
@@ -101,6 +102,12 @@ def tool_requests(messages: Iterable[dict[str, Any]]) -> tuple[ToolRequest, ...]
 def make_response(payload: object) -> Response:
     """A tool response, flagged when it is a denial (Vercel) or an MCP `isError` result."""
     structured = parse_json(payload)
+    denied, is_error = response_flags(structured)
+    return Response(payload, denied=denied, is_error=is_error)
+
+
+def response_flags(structured: object) -> tuple[bool, bool]:
+    """(denied, failed) of an already parsed tool response or result."""
     denied = False
     is_error = False
     if isinstance(structured, dict):
@@ -110,7 +117,7 @@ def make_response(payload: object) -> Response:
         is_error = structured.get(semconv.MCP_IS_ERROR) is True or (
             structured.get(semconv.PART_TYPE) in semconv.RESPONSE_ERROR_TYPES
         )
-    return Response(payload, denied=denied, is_error=is_error)
+    return denied, is_error
 
 
 def tool_responses(messages: Iterable[dict[str, Any]]) -> dict[str, Response]:

@@ -18,7 +18,13 @@ from tracescore import semconv
 from tracescore.model.span import AttrValue, SpanRecord
 from tracescore.trajectory._common import error_info
 from tracescore.trajectory._genai import cut
-from tracescore.trajectory._messages import input_text, make_response, output_text, tool_names
+from tracescore.trajectory._messages import (
+    input_text,
+    make_response,
+    output_text,
+    response_flags,
+    tool_names,
+)
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._values import as_int, as_text, clean_id, parse_json, parse_lenient
 from tracescore.trajectory._views import MISSING, Convention, Response, SpanView, ToolRequest
@@ -87,7 +93,7 @@ def _tool(span: SpanRecord, options: BuildOptions) -> SpanView:
         if failed and not message:
             # agno: the error text is the output.
             view.error_message = cut(as_text(raw), limit)
-        if make_response(raw).is_error and not failed:
+        if response_flags(view.result)[1] and not failed:
             view.error, view.error_type = True, semconv.MCP_TOOL_ERROR
     return view
 

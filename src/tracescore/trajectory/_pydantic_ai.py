@@ -34,13 +34,15 @@ __all__ = ["PYDANTIC_AI", "is_output_tool"]
 
 NAME = "pydantic_ai"
 
-_MARKERS = (
-    semconv.PYDANTIC_AI_ALL_MESSAGES,
-    semconv.PYDANTIC_AI_DEFERRAL_NAME,
-    semconv.PYDANTIC_AI_FAILURE_STAGE,
-    semconv.PYDANTIC_AI_TOOL_ARGUMENTS,
-    semconv.PYDANTIC_AI_AGENT_NAME,
-    semconv.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS,
+_MARKERS = frozenset(
+    {
+        semconv.PYDANTIC_AI_ALL_MESSAGES,
+        semconv.PYDANTIC_AI_DEFERRAL_NAME,
+        semconv.PYDANTIC_AI_FAILURE_STAGE,
+        semconv.PYDANTIC_AI_TOOL_ARGUMENTS,
+        semconv.PYDANTIC_AI_AGENT_NAME,
+        semconv.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS,
+    }
 )
 _RUNNING_TOOL_MSG = semconv.PYDANTIC_AI_SPAN_RUNNING_TOOL + ":"
 
@@ -55,8 +57,7 @@ def is_output_tool(name: str | None, names: tuple[str, ...]) -> bool:
 def _is_pydantic_ai(span: SpanRecord) -> bool:
     if span.scope == semconv.PYDANTIC_AI_SCOPE:
         return True
-    attrs = span.attributes
-    return any(key in attrs for key in _MARKERS)
+    return not span.attributes.keys().isdisjoint(_MARKERS)
 
 
 def read(span: SpanRecord, options: BuildOptions) -> SpanView | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from tracescore.model.span import AttrValue, SpanRecord
@@ -26,6 +27,8 @@ __all__ = [
 # Only these first characters make a string worth a json.loads attempt: objects, arrays and
 # JSON-encoded strings. Numbers and words stay text, so "42" stays the string "42".
 _JSON_STARTS = frozenset('{["')
+# An escaped UTF-16 surrogate (\ud800-\udfff) decodes to a lone surrogate if unpaired.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def truncate(text: str, limit: int) -> str:
@@ -112,11 +115,29 @@ def parse_lenient(value: object, limit: int) -> Any:
     if isinstance(value, str):
         if len(value) > limit:
             return truncate(clean_text(value), limit)
-        parsed = parse_json(value)
-        if parsed is None:
+        stripped = value.strip()
+        if not stripped or stripped[0] not in _JSON_STARTS:
             return clean_text(value)
-        return json_safe(parsed, limit)
+        try:
+            parsed = _DECODER.decode(stripped)
+        except (ValueError, RecursionError):
+            return clean_text(value)
+        # Fast path: a document within the limit has no longer string inside, and without
+        # NaN (refused above) or escaped surrogates it is already JSON-safe.
+        if ("\\u" in stripped and _SURROGATE_ESCAPE.search(stripped)) or (
+            not stripped.isascii() and clean_text(stripped) is not stripped
+        ):
+            return json_safe(parsed, limit)
+        return parsed
     return json_safe(value, limit)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"non-finite number {name} in JSON")
+
+
+# NaN and Infinity are not JSON; a document holding them stays text. One decoder for all calls.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
 def json_safe(value: object, limit: int, _depth: int = 0) -> Any:

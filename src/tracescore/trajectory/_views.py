@@ -115,8 +115,8 @@ def merge_views(views: list[SpanView]) -> SpanView | None:
     `other` views never override a decisive role, but they can still lend hints (agent name,
     input, output) to an `other` winner.
     """
-    if not views:
-        return None
+    if len(views) < 2:
+        return views[0] if views else None
     decisive = [v for v in views if v.role != "other"]
     first = decisive[0] if decisive else views[0]
     same = [v for v in views if v.role == first.role and v is not first]
