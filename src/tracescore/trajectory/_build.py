@@ -8,11 +8,13 @@ is the run. Runs are built deepest first so a parent can embed its sub-agents' s
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import AgentStep, Step, Trajectory
 from tracescore.trajectory._classify import classify
 from tracescore.trajectory._options import BuildOptions, BuildResult
+from tracescore.trajectory._pydantic_ai import is_output_tool
 from tracescore.trajectory._steps import RunParts, build_steps
 from tracescore.trajectory._tree import Issues, Node, build_forest
 from tracescore.trajectory._views import SpanView
@@ -165,7 +167,7 @@ def _build_run(
         fallback_requests=view.requests or () if view.role == "agent" else (),
         fallback_responses=view.responses if view.role == "agent" else None,
     )
-    steps = build_steps(parts, options, [])
+    steps = build_steps(parts, options)
     built[run_node] = (agent, steps)
     span = run_node.span
     return Trajectory(
@@ -222,8 +224,6 @@ def _output(hints: list[SpanView], models: list[Node]) -> str | None:
 
 
 def _tools(hints: list[SpanView], models: list[Node], options: BuildOptions) -> tuple[str, ...]:
-    from tracescore.trajectory._pydantic_ai import is_output_tool
-
     names: list[str] = []
     sources = [h.tools for h in hints if h.tools]
     if not sources:
@@ -249,6 +249,4 @@ def _trajectory_key(t: Trajectory) -> tuple[int, int, str]:
 def _finish(t: Trajectory, complete: bool, warnings: list[str]) -> Trajectory:
     if complete and not warnings:
         return t
-    from dataclasses import replace
-
     return replace(t, complete=complete, warnings=tuple(warnings))

@@ -14,12 +14,13 @@ from typing import Any
 
 from tracescore import semconv
 from tracescore.model.trajectory import AgentStep, ModelCall, Step, ToolCall, ToolStatus
+from tracescore.trajectory._join import Request, join
 from tracescore.trajectory._messages import lenient
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import is_output_tool
 from tracescore.trajectory._tree import Node
 from tracescore.trajectory._values import as_text, clean_id
-from tracescore.trajectory._views import MISSING, Response, ToolRequest
+from tracescore.trajectory._views import MISSING, LazyResponses, Response, ToolRequest
 
 __all__ = ["RunParts", "build_steps"]
 
@@ -34,20 +35,13 @@ class RunParts:
     tools: list[Node]
     subagents: list[tuple[Node, AgentStep]]
     fallback_requests: tuple[ToolRequest, ...]
-    fallback_responses: Any  # LazyResponses | None
+    fallback_responses: LazyResponses | None
 
 
-@dataclass(slots=True)
-class _Request:
-    request: ToolRequest
-    anchor: int
-    execution: Node | None = None
-
-
-def build_steps(parts: RunParts, options: BuildOptions, warn: list[str]) -> tuple[Step, ...]:
+def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
     """The ordered steps of one run."""
     output_tools = set(options.output_tool_names)
-    requests: list[_Request] = []
+    requests: list[Request] = []
     seen_ids: set[str] = set()
     for model in parts.models:
         view = model.view
@@ -60,7 +54,7 @@ def build_steps(parts: RunParts, options: BuildOptions, warn: list[str]) -> tupl
                 if request.call_id in seen_ids:
                     continue  # the same call recorded twice (e.g. a retried stream)
                 seen_ids.add(request.call_id)
-            requests.append(_Request(request, anchor))
+            requests.append(Request(request, anchor))
     # The agent span's own record of the exchange is a fallback for runs whose model spans
     # recorded no output messages at all (content capture off on chat spans, or no chat spans).
     recorded = any(m.view is not None and m.view.requests is not None for m in parts.models)
@@ -71,9 +65,9 @@ def build_steps(parts: RunParts, options: BuildOptions, warn: list[str]) -> tupl
                 if request.call_id in seen_ids:
                     continue
                 seen_ids.add(request.call_id)
-            requests.append(_Request(request, anchor))
+            requests.append(Request(request, anchor))
     names = tuple(sorted(output_tools))
-    unmatched = _join(requests, _executions(parts.tools))
+    unmatched = join(requests, _executions(parts.tools))
     requested: list[tuple[int, Step]] = []
     responses: dict[str, Response] | None = None
     decisions: dict[str, str] | None = None
@@ -146,52 +140,6 @@ def _fill(outer: Node, inner: Node) -> None:
         a.result = b.result
     if b.error and not a.error:
         a.error, a.error_type, a.error_message = True, b.error_type, b.error_message
-
-
-def _join(requests: list[_Request], executions: list[Node]) -> list[Node]:
-    """Attach executions to requests by call id, then by name and order; return the rest.
-
-    An execution with an id may only take a request without one (and vice versa): two
-    different ids are two different calls. Per-name queues keep this linear.
-    """
-    by_id: dict[str, _Request] = {}
-    for item in requests:
-        if item.request.call_id is not None:
-            by_id.setdefault(item.request.call_id, item)
-    rest: list[Node] = []
-    for node in executions:
-        view = node.view
-        assert view is not None
-        found = by_id.get(view.call_id) if view.call_id is not None else None
-        if found is not None and found.execution is None:
-            found.execution = node
-        else:
-            rest.append(node)
-    if not rest:
-        return rest
-    any_queue: dict[str, list[_Request]] = {}
-    idless_queue: dict[str, list[_Request]] = {}
-    for item in requests:
-        any_queue.setdefault(item.request.name, []).append(item)
-        if item.request.call_id is None:
-            idless_queue.setdefault(item.request.name, []).append(item)
-    cursor: dict[tuple[bool, str], int] = {}
-    unmatched: list[Node] = []
-    for node in rest:
-        view = node.view
-        assert view is not None
-        name = view.tool_name or ""
-        has_id = view.call_id is not None
-        queue = (idless_queue if has_id else any_queue).get(name, [])
-        position = cursor.get((has_id, name), 0)
-        while position < len(queue) and queue[position].execution is not None:
-            position += 1
-        cursor[(has_id, name)] = position
-        if position < len(queue):
-            queue[position].execution = node
-        else:
-            unmatched.append(node)
-    return unmatched
 
 
 def _executed(

@@ -19,6 +19,8 @@ from tracescore.trajectory._options import BuildOptions
 __all__ = [
     "MISSING",
     "Convention",
+    "LazyResponses",
+    "LazyText",
     "Response",
     "Role",
     "SpanView",
