@@ -46,14 +46,16 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 SERVICE_CPU, CLIENT_CPU = 0, 1
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 TOOLS = ["search_docs", "read_file", "write_file", "run_sql", "http_get", "calculator"]
-CONFIG = """
+SCENARIOS = """
 scenarios:
   - name: agents
-    match: {{agent: "*"}}
-    gates: [{{type: max_tool_calls, max: 20}}]
+    match: {agent: "*"}
+    gates: [{type: max_tool_calls, max: 20}]
     scorers:
-      - {{type: no_tool_errors, threshold: 1.0}}
-      - {{type: called_tool, tool: search_docs}}
+      - {type: no_tool_errors, threshold: 1.0}
+      - {type: called_tool, tool: search_docs}
+"""
+CONFIG = """
 receivers:
   grpc: {{endpoint: "127.0.0.1:{grpc_port}"}}
   http: {{endpoint: "127.0.0.1:{http_port}"}}
@@ -458,16 +460,15 @@ async def saturate(name: str, pid: int, load: Load, args: argparse.Namespace) ->
 
 
 async def service(
-    protocol: str, sink: Sink, args: argparse.Namespace, wait: str
+    protocol: str, sink: Sink, args: argparse.Namespace, wait: str, *, scoring: bool = True
 ) -> tuple[subprocess.Popen[str], int, int]:
     """A pinned `tracescore serve` exporting to `sink`; returns it, its load port, http port."""
     sink_port, grpc_port, http_port = free_port(), free_port(), free_port()
     await sink.start(sink_port)
     folder = Path(tempfile.mkdtemp(prefix="tracescore-bench-"))
     config = folder / "tracescore.yaml"
-    config.write_text(
-        CONFIG.format(grpc_port=grpc_port, http_port=http_port, sink_port=sink_port, wait=wait)
-    )
+    text = CONFIG.format(grpc_port=grpc_port, http_port=http_port, sink_port=sink_port, wait=wait)
+    config.write_text((SCENARIOS if scoring else "scenarios: []\n") + text)
     tracescore = str(Path(sys.executable).with_name("tracescore"))
     command = [tracescore, "serve", "--config", str(config), "--log-level", "warning"]
     proc = start_pinned(command, "tracescore serve: ready")
@@ -514,6 +515,15 @@ async def bench_protocol(protocol: str, stream: tuple, args: argparse.Namespace)
     accepted = load.spans + paced.spans
     lat = sink.latencies
 
+    # The same service with no scenario: receive and forward only (the floor of its cost).
+    proc, port, http_port = await service(protocol, Sink(), args, "2s", scoring=False)
+    try:
+        load = Load(protocol, port, stream, args.concurrency)
+        forward_only = await saturate("serve, no scenarios", proc.pid, load, args)
+    finally:
+        proc.terminate()
+        await asyncio.get_running_loop().run_in_executor(None, proc.wait)
+
     # Memory: runs held (decision_wait 1h) over what the process grew by.
     memory_sink = Sink()
     proc, port, http_port = await service(protocol, memory_sink, args, "1h")
@@ -535,6 +545,8 @@ async def bench_protocol(protocol: str, stream: tuple, args: argparse.Namespace)
         "parse_and_discard": base,
         "service": serve,
         "ratio": serve["spans_cpu_s"] / base["spans_cpu_s"],
+        "service_without_scenarios": forward_only,
+        "ratio_without_scenarios": forward_only["spans_cpu_s"] / base["spans_cpu_s"],
         "latency_rate_spans_s": serve["spans_s"] / 2,
         "latency_p50_s": _quantile(lat, 0.5) if lat else None,
         "latency_p99_s": _quantile(lat, 0.99) if lat else None,
@@ -548,7 +560,7 @@ async def bench_protocol(protocol: str, stream: tuple, args: argparse.Namespace)
     }
     print(
         f"  ratio, spans per CPU-second of tracescore serve / parse-and-discard: "
-        f"{result['ratio']:.3f}\n"
+        f"{result['ratio']:.3f} (without scenarios: {result['ratio_without_scenarios']:.3f})\n"
         f"  latency, a run's last span sent -> its first gen_ai.evaluation.result at the sink, "
         f"at {result['latency_rate_spans_s']:,.0f} spans/s, decision_wait {args.decision_wait}: "
         f"p50 {result['latency_p50_s'] or 0:.2f} s, p99 {result['latency_p99_s'] or 0:.2f} s "
