@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from tracescore.model.span import AttrValue, SpanEvent, SpanRecord, StatusCode
@@ -24,6 +25,8 @@ __all__ = ["RECORD_OVERHEAD", "Extractor"]
 RECORD_OVERHEAD = 600
 ATTRIBUTE_OVERHEAD = 140
 _KEY_CACHE_LIMIT = 8192
+_RESOURCE_CACHE_LIMIT = 256
+_NAME_CACHE_LIMIT = 8192
 _STATUS = {0: StatusCode.UNSET, 1: StatusCode.OK, 2: StatusCode.ERROR}
 
 
@@ -34,6 +37,8 @@ class Extractor:
         """Wrap the key test with a bounded memo (keys repeat across spans)."""
         self._keep_key = keep_key
         self._cache: dict[str, bool] = {}
+        self._resources: dict[bytes, dict[str, AttrValue]] = {}
+        self._names: dict[str, str] = {}
 
     def keep(self, key: str) -> bool:
         """Whether span attribute `key` is kept (memoized up to a bound)."""
@@ -48,22 +53,29 @@ class Extractor:
         """The kept attributes and the bytes their values hold (strings and bytes)."""
         out: dict[str, AttrValue] = {}
         size = 0
-        cache = self._cache
+        get = self._cache.get
         for kv in kvs:
             key = kv.key
-            kept = cache.get(key)
+            kept = get(key)
             if kept is None:
                 kept = self.keep(key)
             if not kept:
                 continue
             value = kv.value
+            # Most kept values are non-empty strings: reading `string_value` first saves the
+            # WhichOneof call for them (an empty string is also the default of every other
+            # kind, so only then is the kind asked).
+            text = value.string_value
+            if text:
+                out[key] = text
+                size += len(text)
+                continue
             which = value.WhichOneof("value")
             decoded: AttrValue
-            if which == "string_value":
-                decoded = value.string_value
-                size += len(decoded)
-            elif which == "int_value":
+            if which == "int_value":
                 decoded = value.int_value
+            elif which == "string_value":
+                decoded = ""
             else:
                 decoded = decode_any_value(value)
                 if isinstance(decoded, str | bytes):
@@ -73,13 +85,25 @@ class Extractor:
             out[key] = decoded
         return out, size + ATTRIBUTE_OVERHEAD * len(out)
 
-    @staticmethod
-    def resource(kvs: Iterable[KeyValue]) -> dict[str, AttrValue]:
-        """Every resource attribute (scenarios may match on any of them)."""
-        return {kv.key: decode_any_value(kv.value) for kv in kvs}
+    def resource(self, resource: Resource) -> dict[str, AttrValue]:
+        """Every resource attribute (scenarios may match on any of them), one dict per resource.
 
-    @staticmethod
+        SDKs send the same resource in every request, so the decoded dict is memoized by the
+        resource's bytes (serializing is C work, decoding is Python work per attribute) and
+        every record of that resource, across requests, shares one dict. Callers never mutate
+        it.
+        """
+        raw = resource.SerializeToString()
+        decoded = self._resources.get(raw)
+        if decoded is None:
+            decoded = {kv.key: decode_any_value(kv.value) for kv in resource.attributes}
+            if len(self._resources) >= _RESOURCE_CACHE_LIMIT:
+                self._resources.clear()
+            self._resources[raw] = decoded
+        return decoded
+
     def record(
+        self,
         span: Span,
         trace_id: str,
         attributes: dict[str, AttrValue],
@@ -88,23 +112,35 @@ class Extractor:
     ) -> SpanRecord:
         """A SpanRecord of `span` with the given (already filtered) attributes."""
         parent = span.parent_span_id
-        status = span.status
+        # Most spans carry no status: HasField is cheaper than reading the empty sub-message.
+        if span.HasField("status"):
+            status = span.status
+            code = _STATUS.get(status.code, StatusCode.UNSET)
+            message = status.message
+        else:
+            code, message = StatusCode.UNSET, ""
         events: tuple[SpanEvent, ...] = ()
         if len(span.events):
             events = tuple(
                 SpanEvent(e.name, e.time_unix_nano, _all_attributes(e.attributes))
                 for e in span.events
             )
+        # Span names repeat across every run ("chat gpt-4.1", "execute_tool search"): one
+        # string object per distinct name instead of one per buffered span.
+        name = span.name
+        name = self._names.setdefault(name, name)
+        if len(self._names) > _NAME_CACHE_LIMIT:
+            self._names.clear()
         return SpanRecord(
             trace_id,
             span.span_id.hex(),
             parent.hex() if len(parent) == 8 and parent != _ZERO8 else None,
-            span.name,
+            name,
             span.start_time_unix_nano,
             span.end_time_unix_nano,
             span.kind,
-            _STATUS.get(status.code, StatusCode.UNSET),
-            status.message,
+            code,
+            message,
             attributes,
             events,
             resource,

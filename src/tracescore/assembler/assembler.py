@@ -159,7 +159,7 @@ class Assembler:
                             continue  # nothing a trajectory reads, in a trace holding no run
                         trace = traces[tid] = _Trace(tid.hex(), now)
                     if resource is None:
-                        resource = self._extract.resource(rs.resource.attributes)
+                        resource = self._extract.resource(rs.resource)
                     if scope is None:
                         scope = ss.scope.name
                     record = make_record(span, trace.hex, attrs, resource, scope)

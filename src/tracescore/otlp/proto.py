@@ -37,49 +37,80 @@ def decode_proto_request(
     if isinstance(request, bytes):
         request = parse_proto_request(request, source)
     result = DecodeResult()
+    append = result.spans.append
+    # The key test runs once per distinct key, not once per attribute: keys repeat on every
+    # span, and a Python call per attribute costs as much as reading it.
+    kept: dict[str, bool] | None = {} if key_filter is not None else None
     for rs in request.resource_spans:
-        resource = _attributes(rs.resource.attributes, None)
+        resource = _attributes(rs.resource.attributes, None, None)
         for ss in rs.scope_spans:
             scope = ss.scope.name
             for span in ss.spans:
-                if len(span.trace_id) != 16 or not any(span.trace_id):
+                trace_id = span.trace_id
+                span_id = span.span_id
+                if len(trace_id) != 16 or trace_id == _ZERO16:
                     result.reject(f"{source}: span {span.name!r}: invalid trace_id")
                     continue
-                if len(span.span_id) != 8 or not any(span.span_id):
+                if len(span_id) != 8 or span_id == _ZERO8:
                     result.reject(f"{source}: span {span.name!r}: invalid span_id")
                     continue
                 parent = span.parent_span_id
-                code = span.status.code
-                result.spans.append(
+                # Most spans carry no status: HasField is cheaper than reading the sub-message.
+                if span.HasField("status"):
+                    status = span.status
+                    code = _STATUS.get(status.code, StatusCode.UNSET)
+                    message = status.message
+                else:
+                    code, message = StatusCode.UNSET, ""
+                events: tuple[SpanEvent, ...] = ()
+                if len(span.events):
+                    events = tuple(
+                        SpanEvent(e.name, e.time_unix_nano, _attributes(e.attributes, None, None))
+                        for e in span.events
+                    )
+                append(
                     SpanRecord(
-                        trace_id=span.trace_id.hex(),
-                        span_id=span.span_id.hex(),
-                        parent_span_id=parent.hex() if len(parent) == 8 and any(parent) else None,
-                        name=span.name,
-                        start_ns=span.start_time_unix_nano,
-                        end_ns=span.end_time_unix_nano,
-                        kind=span.kind,
-                        status_code=StatusCode(code) if code in (0, 1, 2) else StatusCode.UNSET,
-                        status_message=span.status.message,
-                        attributes=_attributes(span.attributes, key_filter),
-                        events=tuple(
-                            SpanEvent(e.name, e.time_unix_nano, _attributes(e.attributes, None))
-                            for e in span.events
-                        ),
-                        resource=resource,
-                        scope=scope,
+                        trace_id.hex(),
+                        span_id.hex(),
+                        parent.hex() if len(parent) == 8 and parent != _ZERO8 else None,
+                        span.name,
+                        span.start_time_unix_nano,
+                        span.end_time_unix_nano,
+                        span.kind,
+                        code,
+                        message,
+                        _attributes(span.attributes, key_filter, kept),
+                        events,
+                        resource,
+                        scope,
                     )
                 )
     return result
 
 
-def _attributes(kvs: Iterable[KeyValue], key_filter: KeyFilter) -> dict[str, AttrValue]:
+_ZERO16 = bytes(16)
+_ZERO8 = bytes(8)
+_STATUS = {0: StatusCode.UNSET, 1: StatusCode.OK, 2: StatusCode.ERROR}
+
+
+def _attributes(
+    kvs: Iterable[KeyValue], key_filter: KeyFilter, kept: dict[str, bool] | None
+) -> dict[str, AttrValue]:
     out: dict[str, AttrValue] = {}
     for kv in kvs:
         key = kv.key
-        if key_filter is not None and not key_filter(key):
-            continue
-        out[key] = decode_any_value(kv.value)
+        if key_filter is not None:
+            assert kept is not None
+            keep = kept.get(key)
+            if keep is None:
+                keep = kept[key] = key_filter(key)
+            if not keep:
+                continue
+        value = kv.value
+        # Non-empty strings are the common case; an empty string is also every other kind's
+        # default, so only then is the kind asked.
+        text = value.string_value
+        out[key] = text if text else decode_any_value(value)
     return out
 
 
