@@ -17,6 +17,7 @@ from tracescore.trajectory._options import BuildOptions, BuildResult
 from tracescore.trajectory._pydantic_ai import is_output_tool
 from tracescore.trajectory._steps import RunParts, build_steps
 from tracescore.trajectory._tree import Issues, Node, build_forest
+from tracescore.trajectory._values import clean_text
 from tracescore.trajectory._views import SpanView
 
 __all__ = ["build_trajectories"]
@@ -141,7 +142,9 @@ def _build_run(
     if not is_agent and run_node.view is not None and run_node.view.role in _HINT_ROLES:
         hints.remove(run_node.view)
         hints.insert(0, run_node.view)
-    agent = _first(h.agent_name for h in hints) or (run_node.span.name if is_agent else None)
+    agent = _first(h.agent_name for h in hints) or (
+        clean_text(run_node.span.name) if is_agent else None
+    )
     subagents: list[tuple[Node, AgentStep]] = []
     for node in steps_from:
         if node.is_run and node is not run_node and node in built:
@@ -150,7 +153,7 @@ def _build_run(
                 (
                     node,
                     AgentStep(
-                        name=name or node.span.name,
+                        name=name or clean_text(node.span.name),
                         span_id=node.span_id,
                         start_ns=node.span.start_ns or None,
                         end_ns=node.span.end_ns or None,

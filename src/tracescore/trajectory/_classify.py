@@ -16,7 +16,7 @@ from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import PYDANTIC_AI
 from tracescore.trajectory._traceloop import TRACELOOP
 from tracescore.trajectory._vercel import VERCEL
-from tracescore.trajectory._views import Convention, SpanView, merge_views
+from tracescore.trajectory._views import Convention, SpanView, clean_view, merge_views
 
 __all__ = ["CONVENTIONS", "NEEDED_KEYS", "NEEDED_PREFIXES", "classify", "needed_attribute"]
 
@@ -53,4 +53,5 @@ def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None:
         if view is not None:
             views.append(view)
             skip.update(convention.extends)
-    return merge_views(views)
+    merged = merge_views(views)
+    return clean_view(merged) if merged is not None else None

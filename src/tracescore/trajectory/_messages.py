@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from tracescore import semconv
-from tracescore.trajectory._values import as_text, clean_id, parse_json, parse_lenient
+from tracescore.trajectory._values import as_text, clean_id, clean_text, parse_json, parse_lenient
 from tracescore.trajectory._views import MISSING, Response, ToolRequest
 
 __all__ = [
@@ -161,7 +161,7 @@ def _tool_name(item: object) -> str | None:
     if isinstance(item, str):
         structured = parse_json(item)
         if structured is None:
-            return item.strip() or None
+            return clean_text(item).strip() or None
         item = structured
     if not isinstance(item, dict):
         return None

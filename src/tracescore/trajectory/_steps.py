@@ -19,7 +19,7 @@ from tracescore.trajectory._messages import lenient
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import is_output_tool
 from tracescore.trajectory._tree import Node
-from tracescore.trajectory._values import as_text, clean_id
+from tracescore.trajectory._values import as_text, clean_id, clean_text
 from tracescore.trajectory._views import MISSING, LazyResponses, Response, ToolRequest
 
 __all__ = ["RunParts", "build_steps"]
@@ -155,7 +155,7 @@ def _executed(
     arguments = view.arguments
     if arguments is MISSING:
         arguments = lenient(request.arguments, options.max_value_chars) if request else None
-    name = view.tool_name or (request.name if request else None) or node.span.name
+    name = view.tool_name or (request.name if request else None) or clean_text(node.span.name)
     return ToolCall(
         name=name,
         call_id=view.call_id or (request.call_id if request else None),

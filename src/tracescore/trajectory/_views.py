@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeAlias
 
 from tracescore.model.span import SpanRecord
 from tracescore.trajectory._options import BuildOptions
+from tracescore.trajectory._values import clean_text
 
 __all__ = [
     "MISSING",
@@ -25,6 +26,7 @@ __all__ = [
     "Role",
     "SpanView",
     "ToolRequest",
+    "clean_view",
     "merge_views",
 ]
 
@@ -131,6 +133,24 @@ def merge_views(views: list[SpanView]) -> SpanView | None:
                     setattr(first, name, theirs)
         first.warnings.extend(other.warnings)
     return first
+
+
+_TEXT_FIELDS = ("agent_name", "output", "tool_name", "error_type", "error_message", "model")
+
+
+def clean_view(view: SpanView) -> SpanView:
+    """The view with every text field encodable as UTF-8.
+
+    Readers take some names straight from span names and status messages, which a JSON
+    decoder may have filled with lone surrogates; the output must never fail to encode.
+    """
+    for name in _TEXT_FIELDS:
+        value = getattr(view, name)
+        if isinstance(value, str) and not value.isascii():
+            setattr(view, name, clean_text(value))
+    if view.tools and not all(t.isascii() for t in view.tools):
+        view.tools = tuple(clean_text(t) for t in view.tools)
+    return view
 
 
 @dataclass(frozen=True, slots=True)
