@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tracescore import semconv
-from tracescore.trajectory import NEEDED_KEYS, build_trajectories, needed_attribute
+from tracescore.model.span import SpanRecord
+from tracescore.otlp import read_trace_files
+from tracescore.trajectory import (
+    NEEDED_KEYS,
+    BuildOptions,
+    attribute_filter,
+    build_trajectories,
+    needed_attribute,
+)
+from tracescore.trajectory._classify import classify, classify_every_convention
 from trajectory.spans import agent, span
 
 
@@ -83,3 +94,45 @@ def test_needed_attribute_drops_the_rest(key: str) -> None:
 def test_needed_keys_are_all_semconv_names() -> None:
     names = {v for k, v in vars(semconv).items() if k.isupper() and isinstance(v, str)}
     assert names >= NEEDED_KEYS
+
+
+def _comparable(view: object) -> object:
+    """A view as plain data: lazy fields (input text, responses) are resolved."""
+    if view is None:
+        return None
+    out = {}
+    for name in view.__slots__:  # type: ignore[attr-defined]
+        value = getattr(view, name)
+        out[name] = value() if callable(value) else value
+    return out
+
+
+def _fixture_spans() -> list[SpanRecord]:
+    data = Path(__file__).parent.parent / "testdata"
+    paths = sorted(str(p) for p in data.glob("frameworks/*.otlp.json"))
+    paths += sorted(str(p) for p in data.glob("traces/*/input.otlp.json"))
+    assert len(paths) > 10, paths  # the dispatch must be checked on real recordings
+    return read_trace_files(paths).spans
+
+
+def test_marker_dispatch_classifies_every_recorded_span_as_asking_every_reader() -> None:
+    # classify() asks only the readers whose marker key, scope or name prefix the span has;
+    # every recorded framework span must come out exactly as when every reader is asked.
+    options = BuildOptions()
+    spans = _fixture_spans()
+    recognised = 0
+    for record in spans:
+        fast = _comparable(classify(record, options))
+        full = _comparable(classify_every_convention(record, options))
+        assert fast == full, record.name
+        recognised += fast is not None
+    assert recognised > len(spans) // 4
+
+
+def test_attribute_filter_adds_the_keys_a_config_matches_on() -> None:
+    keep = attribute_filter(["deployment.environment", "customer.tier"])
+    assert keep("customer.tier")
+    assert keep(semconv.GEN_AI_TOOL_NAME)
+    assert keep("llm.tools.0.tool.json_schema")
+    assert not keep("http.url")
+    assert attribute_filter() is needed_attribute

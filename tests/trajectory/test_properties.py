@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from tracescore.model import AgentStep, SpanEvent, SpanRecord, StatusCode, ToolCall
 from tracescore.trajectory import BuildOptions, build_trajectories
+from tracescore.trajectory._classify import classify, classify_every_convention
 
 TRACES = ("0af7651916cd43dd8448eb211c80319c", "ffffffffffffffffffffffffffffffff")
 IDS = [f"{i:016x}" for i in range(1, 13)] + [""]
@@ -191,3 +192,25 @@ def test_every_span_is_read_once_and_steps_point_at_real_spans(spans: list[SpanR
                 assert step.span_id in known
     for ids in per_trace.values():
         assert len(ids) == len(set(ids))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spans_strategy)
+def test_marker_dispatch_equals_asking_every_reader(spans: list[SpanRecord]) -> None:
+    options = BuildOptions()
+    for record in spans:
+        fast, full = classify(record, options), classify_every_convention(record, options)
+        assert (fast is None) == (full is None)
+        if fast is not None and full is not None:
+            assert (fast.role, fast.convention, fast.tool_name, fast.agent_name) == (
+                full.role,
+                full.convention,
+                full.tool_name,
+                full.agent_name,
+            )
+            assert (fast.arguments, fast.result, fast.error, fast.requests) == (
+                full.arguments,
+                full.result,
+                full.error,
+                full.requests,
+            )

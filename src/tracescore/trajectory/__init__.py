@@ -5,7 +5,12 @@ tells a receiver which span attribute keys the builder reads, so it can decode o
 """
 
 from tracescore.trajectory._build import build_trajectories
-from tracescore.trajectory._classify import NEEDED_KEYS, NEEDED_PREFIXES, needed_attribute
+from tracescore.trajectory._classify import (
+    NEEDED_KEYS,
+    NEEDED_PREFIXES,
+    attribute_filter,
+    needed_attribute,
+)
 from tracescore.trajectory._options import BuildOptions, BuildResult, PauseMarkers
 
 __all__ = [
@@ -14,6 +19,7 @@ __all__ = [
     "BuildOptions",
     "BuildResult",
     "PauseMarkers",
+    "attribute_filter",
     "build_trajectories",
     "needed_attribute",
 ]

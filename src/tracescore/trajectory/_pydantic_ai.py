@@ -30,7 +30,7 @@ from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._values import as_int, as_text, clean_id, parse_json, parse_lenient
 from tracescore.trajectory._views import Convention, SpanView
 
-__all__ = ["PYDANTIC_AI", "is_output_tool"]
+__all__ = ["MARKERS", "PYDANTIC_AI", "is_output_tool"]
 
 NAME = "pydantic_ai"
 
@@ -45,6 +45,8 @@ _MARKERS = frozenset(
     }
 )
 _RUNNING_TOOL_MSG = semconv.PYDANTIC_AI_SPAN_RUNNING_TOOL + ":"
+MARKERS = _MARKERS
+"""Keys that mark a span as written by pydantic-ai (with its scope name)."""
 
 
 def is_output_tool(name: str | None, names: tuple[str, ...]) -> bool:
