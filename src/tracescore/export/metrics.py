@@ -47,6 +47,9 @@ _CAPPED = frozenset(
 )
 
 
+_MEMO_LIMIT = 4096
+
+
 def _instruments() -> dict[str, Instrument]:
     s = semconv
     score_keys = (s.GEN_AI_EVALUATION_NAME, s.GEN_AI_AGENT_NAME, s.TRACESCORE_SCENARIO)
@@ -101,6 +104,9 @@ class Telemetry:
             if inst.kind != "histogram" and not inst.keys:
                 inst.values[()] = 0
         self._sources: list[Callable[[], Iterable[Instrument]]] = []
+        # Series keys of scored runs, memoized (bounded: the values come from traffic).
+        self._call_keys: dict[tuple[str, str], Attrs] = {}
+        self._score_keys: dict[tuple[str, str | None, str | None], Attrs] = {}
 
     # -- scored runs ----------------------------------------------------------------------
 
@@ -125,9 +131,19 @@ class Telemetry:
             self._inst[s.METRIC_RUNS].add(run_key, 1)
             self._observe_scores(result, agent, scenario)
             calls = self._inst[s.METRIC_TOOL_CALLS]
+            call_keys = self._call_keys
             for call in result.trajectory.tool_calls(include_subagents=True):
-                tool = self._fold(s.GEN_AI_TOOL_NAME, call.name)
-                calls.add(_pairs((s.GEN_AI_TOOL_NAME, tool), (s.TOOL_CALL_STATUS, call.status)), 1)
+                # A folded value never changes once decided (the seen sets only grow), so the
+                # series key of a (tool, status) pair is built once, not once per call.
+                memo = (call.name, call.status)
+                key = call_keys.get(memo)
+                if key is None:
+                    tool = self._fold(s.GEN_AI_TOOL_NAME, call.name)
+                    key = _pairs((s.GEN_AI_TOOL_NAME, tool), (s.TOOL_CALL_STATUS, call.status))
+                    if len(call_keys) >= _MEMO_LIMIT:
+                        call_keys.clear()
+                    call_keys[memo] = key
+                calls.add(key, 1)
 
     def record_scores(self, result: RunResult) -> None:
         """Observe scores that arrive after their run was counted (LLM judges in `serve`)."""
@@ -144,13 +160,20 @@ class Telemetry:
         s = semconv
         scores = self._inst[s.METRIC_EVALUATION_SCORE]
         errors = self._inst[s.METRIC_EVALUATION_ERRORS]
+        score_keys = self._score_keys
         for score in result.scores:
-            name = self._fold(s.GEN_AI_EVALUATION_NAME, score.name)
-            key = _pairs(
-                (s.GEN_AI_EVALUATION_NAME, name),
-                (s.GEN_AI_AGENT_NAME, agent),
-                (s.TRACESCORE_SCENARIO, scenario),
-            )
+            memo = (score.name, agent, scenario)
+            key = score_keys.get(memo)
+            if key is None:  # built once per (score, agent, scenario): folds are final
+                name = self._fold(s.GEN_AI_EVALUATION_NAME, score.name)
+                key = _pairs(
+                    (s.GEN_AI_EVALUATION_NAME, name),
+                    (s.GEN_AI_AGENT_NAME, agent),
+                    (s.TRACESCORE_SCENARIO, scenario),
+                )
+                if len(score_keys) >= _MEMO_LIMIT:
+                    score_keys.clear()
+                score_keys[memo] = key
             if score.value is not None:
                 scores.observe(key, float(score.value))
             elif score.error is not None:

@@ -34,6 +34,7 @@ __all__ = ["RunScorer", "agent_name", "key_filter", "may_match"]
 log = logging.getLogger(__name__)
 
 _OPTIONS = BuildOptions()
+_AGENT_MEMO_LIMIT = 4096
 
 
 # Keys whose presence makes a span an agent candidate in some convention (their values are
@@ -94,7 +95,22 @@ def may_match(config: Config) -> Callable[[SpanRecord, str], bool]:
         )
         return any(matches(m, run) and is_sampled(run.trace_id, rate) for m, rate in stripped)
 
-    return wants
+    if any(m.attributes or 0.0 < rate < 1.0 for m, rate in stripped):
+        return wants
+    # No attribute conditions and no partial sampling: the answer depends on the agent name
+    # alone, so it is decided once per name (bounded: names come from traffic).
+    decided: dict[str, bool] = {}
+
+    def wants_by_agent(record: SpanRecord, agent: str) -> bool:
+        answer = decided.get(agent)
+        if answer is None:
+            answer = wants(record, agent)
+            if len(decided) >= _AGENT_MEMO_LIMIT:
+                decided.clear()
+            decided[agent] = answer
+        return answer
+
+    return wants_by_agent
 
 
 class RunScorer:
