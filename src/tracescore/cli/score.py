@@ -18,13 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from tracescore.cli._inputs import read_runs
 from tracescore.cli._score_table import render_table
 from tracescore.config import Config, Scenario, load_config
 from tracescore.config.judge import JudgeSettings
-from tracescore.errors import ConfigError, InputError
+from tracescore.errors import ConfigError
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Trajectory
-from tracescore.otlp import read_trace_files
 from tracescore.scenarios import (
     RunResult,
     ScenarioSummary,
@@ -35,7 +35,6 @@ from tracescore.scenarios import (
     summarize,
 )
 from tracescore.scorers.base import ScorerBase
-from tracescore.trajectory import build_trajectories
 
 __all__ = [
     "PendingRun",
@@ -48,7 +47,6 @@ __all__ = [
 ]
 
 _PROG = "tracescore score"
-_MAX_LISTED = 20  # problems listed on stderr before "... and N more"
 
 
 def add_parser(subparsers: Any) -> None:
@@ -89,14 +87,9 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 2
-    try:
-        decoded = read_trace_files(args.files)
-    except InputError as exc:
-        print(f"{_PROG}: {exc}", file=sys.stderr)
+    built = read_runs(_PROG, args.files)
+    if built is None:
         return 2
-    _report(f"{decoded.rejected} span(s) rejected", decoded.rejected, decoded.problems)
-    built = build_trajectories(decoded.spans)
-    _report(f"{len(built.warnings)} warning(s)", len(built.warnings), built.warnings)
     if not built.trajectories:
         print(f"{_PROG}: no agent runs found in {', '.join(args.files)}", file=sys.stderr)
     try:
@@ -236,13 +229,3 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     return value
-
-
-def _report(headline: str, count: int, problems: Sequence[str]) -> None:
-    if not count:
-        return
-    print(f"{_PROG}: {headline}", file=sys.stderr)
-    for problem in problems[:_MAX_LISTED]:
-        print(f"  {problem}", file=sys.stderr)
-    if count > min(len(problems), _MAX_LISTED):
-        print(f"  ... and {count - min(len(problems), _MAX_LISTED)} more", file=sys.stderr)

@@ -14,15 +14,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from tracescore.errors import InputError
+from tracescore.cli._inputs import read_runs
 from tracescore.model.trajectory import AgentStep, ModelCall, Step, ToolCall, Trajectory
-from tracescore.otlp import read_trace_files
-from tracescore.trajectory import build_trajectories
 
 __all__ = ["add_parser", "render_table", "run", "write_json"]
 
 _PROG = "tracescore trajectories"
-_MAX_LISTED = 20
 _WIDTH = 100
 
 
@@ -53,29 +50,14 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the runs in the files named in `args`; returns the exit code."""
-    try:
-        decoded = read_trace_files(args.files)
-    except InputError as exc:
-        print(f"{_PROG}: {exc}", file=sys.stderr)
+    result = read_runs(_PROG, args.files)
+    if result is None:
         return 2
-    if decoded.rejected:
-        _report(f"{decoded.rejected} span(s) rejected", decoded.problems, decoded.rejected)
-    result = build_trajectories(decoded.spans)
-    if result.warnings:
-        _report(f"{len(result.warnings)} warning(s)", result.warnings, len(result.warnings))
     if args.output == "table":
         render_table(result.trajectories, sys.stdout)
     else:
         write_json(result.trajectories, sys.stdout)
     return 0
-
-
-def _report(title: str, lines: Sequence[str], total: int) -> None:
-    print(f"{_PROG}: {title}", file=sys.stderr)
-    for line in lines[:_MAX_LISTED]:
-        print(f"  {line}", file=sys.stderr)
-    if total > _MAX_LISTED:
-        print(f"  ... and {total - _MAX_LISTED} more", file=sys.stderr)
 
 
 def write_json(trajectories: Sequence[Trajectory], out: TextIO) -> None:
