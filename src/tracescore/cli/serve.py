@@ -14,12 +14,14 @@ import asyncio
 import logging
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracescore.config import load_config
 from tracescore.config.serve import split_endpoint
 from tracescore.errors import ConfigError
-from tracescore.pipeline import Pipeline, preflight
+
+if TYPE_CHECKING:
+    from tracescore.pipeline import Pipeline
 
 __all__ = ["add_parser", "run"]
 
@@ -54,6 +56,10 @@ def run(args: argparse.Namespace) -> int:
         format="tracescore: %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    # Imported here, not at the top: the service stack (grpc, aiohttp) is not needed to print
+    # `tracescore --help` or to run the offline subcommands.
+    from tracescore.pipeline import Pipeline, preflight
+
     try:
         config = load_config(args.config)
         secrets = preflight(config, source=args.config)
