@@ -1,5 +1,8 @@
 """Fixtures shared by the whole test suite."""
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from frameworks.fixtures import (
@@ -12,6 +15,7 @@ from support.fixtures import fake_openai, fake_openai_factory
 
 __all__ = [
     "agno_traces",
+    "certificate",
     "fake_openai",
     "fake_openai_factory",
     "framework_testdata_updates",
@@ -35,3 +39,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def update_golden(request: pytest.FixtureRequest) -> bool:
     """True when the run was asked to rewrite golden files."""
     return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture(scope="session")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key (made by the openssl CLI)."""
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    try:
+        subprocess.run(
+            [
+                "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                "-keyout", str(key), "-out", str(cert),
+            ],
+            check=True,
+            capture_output=True,
+        )  # fmt: skip
+    except (OSError, subprocess.CalledProcessError) as exc:
+        pytest.skip(f"openssl cannot make a test certificate: {exc}")
+    return cert, key

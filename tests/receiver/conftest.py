@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from pathlib import Path
 
 import pytest
 
@@ -53,23 +51,3 @@ def serve_factory(sink: OtlpSink) -> Iterator[Callable[..., ServeThread]]:
 def serve(serve_factory: Callable[..., ServeThread]) -> ServeThread:
     """A pipeline with the default settings."""
     return serve_factory()
-
-
-@pytest.fixture(scope="session")
-def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 and its key (made by the openssl CLI)."""
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    try:
-        subprocess.run(
-            [
-                "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-                "-keyout", str(key), "-out", str(cert),
-            ],
-            check=True,
-            capture_output=True,
-        )  # fmt: skip
-    except (OSError, subprocess.CalledProcessError) as exc:
-        pytest.skip(f"openssl cannot make a test certificate: {exc}")
-    return cert, key
