@@ -18,23 +18,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import json
-import random
 from pathlib import Path
-from typing import Any
 
-from google.protobuf.json_format import MessageToDict
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.sdk.trace.id_generator import IdGenerator
 from pydantic_ai import Agent, InstrumentationSettings, ModelRetry
 from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from tracescore.testing import recording_provider, spans_to_otlp_json
 
 AGENT_NAME = "dispatch-agent"
 HERE = Path(__file__).resolve().parent
@@ -160,55 +152,18 @@ def build_agent(turns: list[Turn], settings: InstrumentationSettings) -> Agent[N
     return agent
 
 
-class SeededIds(IdGenerator):
-    """Reproducible trace and span ids, so a regenerated file differs only in times."""
-
-    def __init__(self, seed: int) -> None:
-        self._random = random.Random(seed)
-
-    def generate_span_id(self) -> int:
-        return self._random.getrandbits(64) or 1
-
-    def generate_trace_id(self) -> int:
-        return self._random.getrandbits(128) or 1
-
-
-def otlp_json(spans: Any) -> dict[str, Any]:
-    """Spans as OTLP JSON with hex ids, via the SDK's own protobuf encoder."""
-    body: dict[str, Any] = MessageToDict(encode_spans(spans), use_integers_for_enums=True)
-
-    def hex_ids(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {
-                k: base64.b64decode(v).hex()
-                if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str)
-                else hex_ids(v)
-                for k, v in value.items()
-            }
-        if isinstance(value, list):
-            return [hex_ids(v) for v in value]
-        return value
-
-    return dict(hex_ids(body))
-
-
 async def generate(out: Path) -> int:
     """Run every task; write one OTLP JSON line per run. Returns the number of runs."""
     lines = []
     for seed, (_, question, turns) in enumerate(TASKS, start=101):
-        memory = InMemorySpanExporter()
-        provider = TracerProvider(
-            # A fixed instance id: the SDK would otherwise draw a new one every time.
-            resource=Resource.create(
-                {"service.name": "dispatch-planner", "service.instance.id": "dispatch-1"}
-            ),
-            id_generator=SeededIds(seed),
+        # A fixed instance id: the SDK would otherwise draw a new one every time.
+        provider, memory = recording_provider(
+            {"service.name": "dispatch-planner", "service.instance.id": "dispatch-1"}, seed
         )
-        provider.add_span_processor(SimpleSpanProcessor(memory))
         agent = build_agent(turns, InstrumentationSettings(tracer_provider=provider))
         await agent.run(question)
         provider.force_flush()
-        lines.append(json.dumps(otlp_json(memory.get_finished_spans()), sort_keys=True))
+        lines.append(json.dumps(spans_to_otlp_json(memory.get_finished_spans()), sort_keys=True))
         provider.shutdown()
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return len(lines)
