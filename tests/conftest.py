@@ -10,6 +10,7 @@ from frameworks.fixtures import (
     framework_testdata_updates,
     openai_agents_traces,
     pydantic_ai_traces,
+    traceloop_traces,
 )
 from support.fixtures import fake_openai, fake_openai_factory
 
@@ -21,6 +22,7 @@ __all__ = [
     "framework_testdata_updates",
     "openai_agents_traces",
     "pydantic_ai_traces",
+    "traceloop_traces",
     "update_golden",
 ]
 

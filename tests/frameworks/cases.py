@@ -12,6 +12,8 @@ __all__ = [
     "OPENAI_AGENTS_PROMPTS",
     "PYDANTIC_AI_ANSWERS",
     "PYDANTIC_AI_PROMPTS",
+    "TRACELOOP_ANSWERS",
+    "TRACELOOP_PROMPTS",
 ]
 
 PYDANTIC_AI_PROMPTS = {
@@ -48,4 +50,19 @@ OPENAI_AGENTS_PROMPTS = {
 OPENAI_AGENTS_ANSWERS = {
     "tool_error": "It is sunny in Paris; the card charge failed.",
     "handoff": "INV-9 includes a one-off setup fee.",
+}
+
+TRACELOOP_PROMPTS = {
+    "clean": "Where is order A-42 and what is the weather in Paris?",
+    "tool_error": "What is the weather in Paris, and charge my card 0 cents.",
+    "paused": "What is the weather in Paris? Then close my account 7.",
+    "subagent": "Why is invoice INV-9 so high?",
+    "billing": "Explain INV-9",
+}
+TRACELOOP_ANSWERS = {
+    "clean": "Order A-42 has shipped; it is sunny in Paris.",
+    "tool_error": "It is sunny in Paris; the card charge failed.",
+    "paused": "close_account is waiting for approval.",
+    "billing": "INV-9 includes a one-off setup fee.",
+    "subagent": "Billing says INV-9 includes a one-off setup fee.",
 }

@@ -29,6 +29,7 @@ __all__ = [
     "openai_agents_traces",
     "pydantic_ai_traces",
     "stable_view",
+    "traceloop_traces",
 ]
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
@@ -166,8 +167,17 @@ def openai_agents_traces(tmp_path_factory: pytest.TempPathFactory) -> Traces:
 
 
 @pytest.fixture(scope="session")
+def traceloop_traces(tmp_path_factory: pytest.TempPathFactory) -> Traces:
+    """`{"traceloop-<case>": OTLP JSON}` from hand-written agents traced by traceloop-sdk."""
+    return _generate("frameworks.traceloop_traces", tmp_path_factory.mktemp("traceloop"))
+
+
+@pytest.fixture(scope="session")
 def framework_testdata_updates(
-    pydantic_ai_traces: Traces, agno_traces: Traces, openai_agents_traces: Traces
+    pydantic_ai_traces: Traces,
+    agno_traces: Traces,
+    openai_agents_traces: Traces,
+    traceloop_traces: Traces,
 ) -> list[str]:
     """Names of the testdata files this session rewrote because a framework's output changed."""
     return sorted(_UPDATED)
