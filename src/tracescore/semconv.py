@@ -218,6 +218,24 @@ TRACELOOP_ENTITY_INPUT: Final = "traceloop.entity.input"
 TRACELOOP_ENTITY_OUTPUT: Final = "traceloop.entity.output"
 TRACELOOP_ARGS: Final = "args"
 TRACELOOP_KWARGS: Final = "kwargs"
+# OpenLLMetry's legacy flattened chat spans (traceloop-sdk 0.40.x instrumentations): the
+# request type instead of `gen_ai.operation.name`, messages flattened under indexed prefixes.
+LLM_REQUEST_TYPE: Final = "llm.request.type"
+LLM_MODEL_REQUEST_TYPES: Final = frozenset({"chat", "completion"})
+LLM_PROMPTS: Final = "gen_ai.prompt."
+LLM_COMPLETIONS: Final = "gen_ai.completion."
+LLM_REQUEST_FUNCTIONS: Final = "llm.request.functions."
+LLM_USAGE_PROMPT_TOKENS: Final = "llm.usage.prompt_tokens"
+LLM_USAGE_COMPLETION_TOKENS: Final = "llm.usage.completion_tokens"
+# Suffixes below the indexed prefixes above (and below `tool_calls.<k>.` in a message).
+LLM_MSG_ROLE: Final = "role"
+LLM_MSG_CONTENT: Final = "content"
+LLM_MSG_TOOL_CALL_ID: Final = "tool_call_id"
+LLM_MSG_TOOL_CALLS: Final = "tool_calls."
+LLM_TOOL_CALL_ID: Final = "id"
+LLM_TOOL_CALL_NAME: Final = "name"
+LLM_TOOL_CALL_ARGUMENTS: Final = "arguments"
+LLM_FUNCTION_NAME: Final = "name"
 
 # Mastra exporter.
 MASTRA_SPAN_TYPE: Final = "mastra.span.type"

@@ -9,16 +9,13 @@ spans are runs.
 
 traceloop-sdk is pinned to 0.40.14 (see pyproject.toml), whose OpenAI instrumentation writes the
 legacy flattened chat attributes (`llm.request.type=chat`, `gen_ai.prompt.N.*`,
-`gen_ai.completion.N.tool_calls.M.id|name|arguments`, `llm.request.functions.N.name`). The
-builder does not read those yet, so the full expectations are strict xfails; what the
-decorators write (agents, tool spans, inputs, outputs, errors) is asserted separately.
+`gen_ai.completion.N.tool_calls.M.id|name|arguments`, `llm.request.functions.N.name`): model
+calls, call ids, offered tools and requested-but-unrun calls come from those.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import pytest
 
 from frameworks import cases
 from trajectory.test_frameworks import build, call, calls, kinds, run_of, subagent
@@ -27,17 +24,8 @@ Doc = dict[str, Any]
 SHOP_TOOLS = ("get_weather", "lookup_order", "charge_card", "close_account")
 PROMPTS = cases.TRACELOOP_PROMPTS
 ANSWERS = cases.TRACELOOP_ANSWERS
-LEGACY_CHAT = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "builder does not read OpenLLMetry's legacy chat spans (llm.request.type=chat, "
-        "gen_ai.completion.N.tool_calls.M.id/name/arguments, llm.request.functions.N.name): "
-        "no model_call steps, no call ids, no available_tools, requested-but-unrun call missing"
-    ),
-)
 
 
-@LEGACY_CHAT
 def test_traceloop_clean_calls_take_ids_from_the_chat_span_and_results_from_entity_output(
     traceloop_traces: dict[str, Doc],
 ) -> None:
@@ -59,7 +47,6 @@ def test_traceloop_clean_calls_take_ids_from_the_chat_span_and_results_from_enti
     assert [m.model for m in run.model_calls()] == ["fake-gpt", "fake-gpt"]
 
 
-@LEGACY_CHAT
 def test_traceloop_raising_tool_is_an_errored_call_with_the_exception_type(
     traceloop_traces: dict[str, Doc],
 ) -> None:
@@ -85,7 +72,6 @@ def test_traceloop_raising_tool_is_an_errored_call_with_the_exception_type(
     assert kinds(run) == ["model_call", "tool_call", "tool_call", "model_call"]
 
 
-@LEGACY_CHAT
 def test_traceloop_call_awaiting_approval_is_paused_after_its_executed_neighbour(
     traceloop_traces: dict[str, Doc],
 ) -> None:
@@ -104,7 +90,6 @@ def test_traceloop_call_awaiting_approval_is_paused_after_its_executed_neighbour
     assert kinds(run) == ["model_call", "tool_call", "tool_call"]
 
 
-@LEGACY_CHAT
 def test_traceloop_agent_calling_an_agent_is_a_run_of_its_own_and_a_step_of_the_caller(
     traceloop_traces: dict[str, Doc],
 ) -> None:
@@ -127,57 +112,4 @@ def test_traceloop_agent_calling_an_agent_is_a_run_of_its_own_and_a_step_of_the_
     assert child.available_tools == ("lookup_invoice",)
     assert calls(child) == [lookup]
     assert kinds(child) == ["model_call", "tool_call", "model_call"]
-    assert calls(parent, include_subagents=True) == [lookup]
-
-
-# --- what the decorators write, read correctly today ------------------------------------------
-
-DECORATED = {
-    "clean": [
-        call("get_weather", None, {"city": "Paris"}, "sunny in Paris"),
-        call("lookup_order", None, {"order_id": "A-42"}, {"order_id": "A-42", "status": "shipped"}),
-    ],
-    "tool_error": [
-        call("get_weather", None, {"city": "Paris"}, "sunny in Paris"),
-        call(
-            "charge_card",
-            None,
-            {"amount_cents": 0},
-            None,
-            "error",
-            error_type="ValueError",
-            error_message="amount_cents must be positive",
-        ),
-    ],
-    # close_account never ran, so only the (unread) chat span knows it was requested.
-    "paused": [call("get_weather", None, {"city": "Paris"}, "sunny in Paris")],
-}
-
-
-@pytest.mark.parametrize("case", sorted(DECORATED))
-def test_traceloop_decorated_agent_and_tool_spans(
-    traceloop_traces: dict[str, Doc], case: str
-) -> None:
-    (run,) = build(traceloop_traces[f"traceloop-{case}"], case).trajectories
-    assert (run.agent, run.input, run.output) == ("shop_agent", PROMPTS[case], ANSWERS[case])
-    assert calls(run) == DECORATED[case]
-
-
-def test_traceloop_decorated_subagent_is_a_run_and_a_step(
-    traceloop_traces: dict[str, Doc],
-) -> None:
-    result = build(traceloop_traces["traceloop-subagent"], "subagent")
-    assert sorted(t.agent or "" for t in result.trajectories) == ["billing_agent", "support_agent"]
-    parent, child = run_of(result, "support_agent"), run_of(result, "billing_agent")
-    assert (parent.input, parent.output) == (PROMPTS["subagent"], ANSWERS["subagent"])
-    assert (child.input, child.output) == (PROMPTS["billing"], ANSWERS["billing"])
-    assert subagent(parent, "billing_agent").span_id == child.span_id
-    lookup = call(
-        "lookup_invoice",
-        None,
-        {"invoice_id": "INV-9"},
-        {"invoice_id": "INV-9", "total_cents": 12900},
-    )
-    assert calls(child) == [lookup]
-    assert calls(parent) == []
     assert calls(parent, include_subagents=True) == [lookup]

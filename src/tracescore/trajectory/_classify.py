@@ -133,6 +133,6 @@ def _candidates(span: SpanRecord) -> tuple[Convention, ...]:
         mask |= 8
     if semconv.OI_SPAN_KIND in attrs:
         mask |= 16
-    if semconv.TRACELOOP_SPAN_KIND in attrs:
+    if semconv.TRACELOOP_SPAN_KIND in attrs or semconv.LLM_REQUEST_TYPE in attrs:
         mask |= 32
     return _BY_MASK[mask]

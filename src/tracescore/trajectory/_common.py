@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from tracescore import semconv
-from tracescore.model.span import SpanRecord, StatusCode
+from tracescore.model.span import AttrValue, SpanRecord, StatusCode
 from tracescore.trajectory._values import as_text
 
-__all__ = ["ErrorInfo", "error_info", "name_suffix"]
+__all__ = ["ErrorInfo", "error_info", "indexed", "name_suffix"]
 
 ErrorInfo = tuple[bool, str | None, str | None]
 
@@ -41,3 +43,19 @@ def name_suffix(span_name: str, prefix: str) -> str | None:
         rest = span_name[len(prefix) + 1 :].strip()
         return rest or None
     return None
+
+
+def indexed(attrs: Mapping[str, AttrValue], prefix: str) -> list[dict[str, AttrValue]]:
+    """`prefix<i>.<rest>` keys regrouped as one dict of `<rest>` per index, in index order.
+
+    Flattened conventions (OpenInference, OpenLLMetry's legacy chat spans) spell lists this way.
+    """
+    groups: dict[int, dict[str, AttrValue]] = {}
+    for key, value in attrs.items():
+        if not key.startswith(prefix):
+            continue
+        index, _, rest = key[len(prefix) :].partition(".")
+        if not index.isdigit() or not rest:
+            continue
+        groups.setdefault(int(index), {})[rest] = value
+    return [groups[i] for i in sorted(groups)]

@@ -17,6 +17,7 @@ from typing import Any
 from tracescore import semconv
 from tracescore.model.span import AttrValue, SpanRecord
 from tracescore.trajectory._common import error_info
+from tracescore.trajectory._common import indexed as _indexed
 from tracescore.trajectory._genai import cut
 from tracescore.trajectory._messages import (
     input_text,
@@ -152,19 +153,6 @@ def _model(span: SpanRecord, options: BuildOptions) -> SpanView:
     view.input = lambda: cut(_first_user(attrs), limit)
     view.responses = lambda: _responses(attrs)
     return view
-
-
-def _indexed(attrs: Mapping[str, AttrValue], prefix: str) -> list[dict[str, AttrValue]]:
-    """`prefix<i>.<rest>` keys regrouped as one dict of `<rest>` per index, in index order."""
-    groups: dict[int, dict[str, AttrValue]] = {}
-    for key, value in attrs.items():
-        if not key.startswith(prefix):
-            continue
-        index, _, rest = key[len(prefix) :].partition(".")
-        if not index.isdigit() or not rest:
-            continue
-        groups.setdefault(int(index), {})[rest] = value
-    return [groups[i] for i in sorted(groups)]
 
 
 def _message_requests(message: dict[str, AttrValue]) -> list[ToolRequest]:

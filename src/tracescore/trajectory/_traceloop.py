@@ -4,6 +4,8 @@ Decorated tools (`@tool`, span `{name}.tool`) have no call id; `traceloop.entity
 `{"args": [...], "kwargs": {...}}` and `traceloop.entity.output` the JSON result. Framework
 instrumentations (LangChain, OpenAI Agents) also set GenAI keys; those spans are read by the
 GenAI reader first and this reader only fills what it left out (e.g. arguments).
+Instrumentation spans without a kind (`openai.chat` of traceloop-sdk 0.40.x) are the legacy
+flattened chat spans read by `_traceloop_chat`.
 Source: conventions.md §4 and the §8 table.
 """
 
@@ -17,6 +19,9 @@ from tracescore.trajectory._common import error_info
 from tracescore.trajectory._genai import cut
 from tracescore.trajectory._messages import input_text, output_text
 from tracescore.trajectory._options import BuildOptions
+from tracescore.trajectory._traceloop_chat import KEYS as CHAT_KEYS
+from tracescore.trajectory._traceloop_chat import PREFIXES as CHAT_PREFIXES
+from tracescore.trajectory._traceloop_chat import read_chat
 from tracescore.trajectory._values import as_text, parse_lenient
 from tracescore.trajectory._views import Convention, SpanView
 
@@ -27,11 +32,11 @@ _TOOL_SUFFIX = "." + semconv.TRACELOOP_KIND_TOOL
 
 
 def read(span: SpanRecord, options: BuildOptions) -> SpanView | None:
-    """A Traceloop view of `span`, or None without `traceloop.span.kind`."""
+    """A Traceloop view of `span`: a decorated entity, else a legacy chat span, else None."""
     attrs = span.attributes
     kind = as_text(attrs.get(semconv.TRACELOOP_SPAN_KIND))
     if kind is None:
-        return None
+        return read_chat(span, options)
     limit = options.max_value_chars
     entity = as_text(attrs.get(semconv.TRACELOOP_ENTITY_NAME))
     raw_input = attrs.get(semconv.TRACELOOP_ENTITY_INPUT)
@@ -96,7 +101,8 @@ TRACELOOP = Convention(
             semconv.TRACELOOP_ENTITY_OUTPUT,
             semconv.GEN_AI_TOOL_NAME,
         }
-    ),
-    prefixes=(),
+    )
+    | CHAT_KEYS,
+    prefixes=CHAT_PREFIXES,
     read=read,
 )
