@@ -11,6 +11,7 @@ rewritten, and a test fails on it (as golden files do) so the new traces get rev
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -49,6 +50,17 @@ _VOLATILE_TEXT = (
 _HEX16 = re.compile(r"^[0-9a-f]{16}$")
 
 Traces = dict[str, dict[str, Any]]
+
+# traceloop-sdk cannot share a venv with the `frameworks` extra: every release needs
+# opentelemetry-instrumentation-threading, whose versions pin the OTel packages below what
+# opentelemetry-util-genai (openai-agents-v2) requires, so pip finds no resolution. Its generator
+# runs in a venv of its own, made once per requirements set in the pytest cache.
+TRACELOOP_REQUIREMENTS = (
+    "traceloop-sdk==0.40.14",
+    "openai==3.57.0",
+    "protobuf>=5.26",
+)
+_INSTALL_TIMEOUT_S = 900
 _UPDATED: list[str] = []  # testdata files rewritten in this session, for the freshness test
 
 
@@ -100,12 +112,37 @@ def _stable_spans(spans: list[Any]) -> list[Any]:
     return sorted(out, key=lambda v: json.dumps(v, sort_keys=True))
 
 
-def _generate(module: str, out_dir: Path) -> Traces:
+def _isolated_python(cache: pytest.Cache, name: str, requirements: tuple[str, ...]) -> str:
+    """The python of a venv holding `requirements`, made once and kept in the pytest cache."""
+    key = hashlib.sha256("\n".join(requirements).encode()).hexdigest()[:12]
+    venv = Path(cache.mkdir(f"{name}-venv-{key}"))
+    python = venv / "bin" / "python"
+    ready = venv / ".ready"
+    if not ready.exists():
+        for command in (
+            [sys.executable, "-m", "venv", "--clear", str(venv)],
+            [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+             *requirements],
+        ):  # fmt: skip
+            proc = subprocess.run(
+                command, capture_output=True, text=True, timeout=_INSTALL_TIMEOUT_S, check=False
+            )
+            if proc.returncode != 0:
+                pytest.fail(
+                    f"cannot make the {name} venv ({' '.join(command[:4])}...):\n"
+                    f"{proc.stderr[-4000:]}",
+                    pytrace=False,
+                )
+        ready.touch()
+    return str(python)
+
+
+def _generate(module: str, out_dir: Path, python: str = sys.executable) -> Traces:
     out_dir.mkdir(parents=True, exist_ok=True)
     pythonpath = os.pathsep.join(filter(None, [str(TESTS_DIR), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONPATH": pythonpath}
     proc = subprocess.run(
-        [sys.executable, "-m", module, "--out", str(out_dir)],
+        [python, "-m", module, "--out", str(out_dir)],
         cwd=TESTS_DIR,
         env=env,
         capture_output=True,
@@ -167,9 +204,14 @@ def openai_agents_traces(tmp_path_factory: pytest.TempPathFactory) -> Traces:
 
 
 @pytest.fixture(scope="session")
-def traceloop_traces(tmp_path_factory: pytest.TempPathFactory) -> Traces:
+def traceloop_traces(
+    tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
+) -> Traces:
     """`{"traceloop-<case>": OTLP JSON}` from hand-written agents traced by traceloop-sdk."""
-    return _generate("frameworks.traceloop_traces", tmp_path_factory.mktemp("traceloop"))
+    if pytestconfig.cache is None:
+        pytest.skip("the traceloop-sdk venv lives in the pytest cache (cacheprovider is off)")
+    python = _isolated_python(pytestconfig.cache, "traceloop", TRACELOOP_REQUIREMENTS)
+    return _generate("frameworks.traceloop_traces", tmp_path_factory.mktemp("traceloop"), python)
 
 
 @pytest.fixture(scope="session")
