@@ -60,6 +60,7 @@ TRACELOOP_REQUIREMENTS = (
     "openai==3.57.0",
     "protobuf>=5.26",
 )
+TRACELOOP_CONSTRAINTS = Path(__file__).with_name("traceloop-constraints.txt")
 _INSTALL_TIMEOUT_S = 900
 _UPDATED: list[str] = []  # testdata files rewritten in this session, for the freshness test
 
@@ -112,9 +113,12 @@ def _stable_spans(spans: list[Any]) -> list[Any]:
     return sorted(out, key=lambda v: json.dumps(v, sort_keys=True))
 
 
-def _isolated_python(cache: pytest.Cache, name: str, requirements: tuple[str, ...]) -> str:
+def _isolated_python(
+    cache: pytest.Cache, name: str, requirements: tuple[str, ...], constraints: Path
+) -> str:
     """The python of a venv holding `requirements`, made once and kept in the pytest cache."""
-    key = hashlib.sha256("\n".join(requirements).encode()).hexdigest()[:12]
+    pins = constraints.read_text(encoding="utf-8")
+    key = hashlib.sha256("\n".join([*requirements, pins]).encode()).hexdigest()[:12]
     venv = Path(cache.mkdir(f"{name}-venv-{key}"))
     python = venv / "bin" / "python"
     ready = venv / ".ready"
@@ -122,7 +126,7 @@ def _isolated_python(cache: pytest.Cache, name: str, requirements: tuple[str, ..
         for command in (
             [sys.executable, "-m", "venv", "--clear", str(venv)],
             [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-             *requirements],
+             "-c", str(constraints), *requirements],
         ):  # fmt: skip
             proc = subprocess.run(
                 command, capture_output=True, text=True, timeout=_INSTALL_TIMEOUT_S, check=False
@@ -210,7 +214,9 @@ def traceloop_traces(
     """`{"traceloop-<case>": OTLP JSON}` from hand-written agents traced by traceloop-sdk."""
     if pytestconfig.cache is None:
         pytest.skip("the traceloop-sdk venv lives in the pytest cache (cacheprovider is off)")
-    python = _isolated_python(pytestconfig.cache, "traceloop", TRACELOOP_REQUIREMENTS)
+    python = _isolated_python(
+        pytestconfig.cache, "traceloop", TRACELOOP_REQUIREMENTS, TRACELOOP_CONSTRAINTS
+    )
     return _generate("frameworks.traceloop_traces", tmp_path_factory.mktemp("traceloop"), python)
 
 
