@@ -14,8 +14,8 @@ from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from tracescore.model.span import AttrValue, SpanEvent, SpanRecord, StatusCode
-from tracescore.otlp.proto import decode_any_value
+from tracescore.model.span import AttrValue, SpanRecord
+from tracescore.otlp.proto import decode_any_value, span_record
 
 __all__ = ["RECORD_OVERHEAD", "Extractor"]
 
@@ -27,7 +27,6 @@ ATTRIBUTE_OVERHEAD = 140
 _KEY_CACHE_LIMIT = 8192
 _RESOURCE_CACHE_LIMIT = 256
 _NAME_CACHE_LIMIT = 8192
-_STATUS = {0: StatusCode.UNSET, 1: StatusCode.OK, 2: StatusCode.ERROR}
 
 
 class Extractor:
@@ -111,45 +110,10 @@ class Extractor:
         scope: str,
     ) -> SpanRecord:
         """A SpanRecord of `span` with the given (already filtered) attributes."""
-        parent = span.parent_span_id
-        # Most spans carry no status: HasField is cheaper than reading the empty sub-message.
-        if span.HasField("status"):
-            status = span.status
-            code = _STATUS.get(status.code, StatusCode.UNSET)
-            message = status.message
-        else:
-            code, message = StatusCode.UNSET, ""
-        events: tuple[SpanEvent, ...] = ()
-        if len(span.events):
-            events = tuple(
-                SpanEvent(e.name, e.time_unix_nano, _all_attributes(e.attributes))
-                for e in span.events
-            )
         # Span names repeat across every run ("chat gpt-4.1", "execute_tool search"): one
         # string object per distinct name instead of one per buffered span.
         name = span.name
         name = self._names.setdefault(name, name)
         if len(self._names) > _NAME_CACHE_LIMIT:
             self._names.clear()
-        return SpanRecord(
-            trace_id,
-            span.span_id.hex(),
-            parent.hex() if len(parent) == 8 and parent != _ZERO8 else None,
-            name,
-            span.start_time_unix_nano,
-            span.end_time_unix_nano,
-            span.kind,
-            code,
-            message,
-            attributes,
-            events,
-            resource,
-            scope,
-        )
-
-
-_ZERO8 = bytes(8)
-
-
-def _all_attributes(kvs: Iterable[KeyValue]) -> dict[str, AttrValue]:
-    return {kv.key: decode_any_value(kv.value) for kv in kvs}
+        return span_record(span, trace_id, attributes, resource, scope, name)

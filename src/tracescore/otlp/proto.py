@@ -10,12 +10,13 @@ from collections.abc import Iterable
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from tracescore.errors import InputError
 from tracescore.model.span import AttrValue, SpanEvent, SpanRecord, StatusCode
 from tracescore.otlp.decode import DecodeResult, KeyFilter
 
-__all__ = ["decode_any_value", "decode_proto_request", "parse_proto_request"]
+__all__ = ["decode_any_value", "decode_proto_request", "parse_proto_request", "span_record"]
 
 
 def parse_proto_request(body: bytes, source: str = "request") -> ExportTraceServiceRequest:
@@ -54,33 +55,11 @@ def decode_proto_request(
                 if len(span_id) != 8 or span_id == _ZERO8:
                     result.reject(f"{source}: span {span.name!r}: invalid span_id")
                     continue
-                parent = span.parent_span_id
-                # Most spans carry no status: HasField is cheaper than reading the sub-message.
-                if span.HasField("status"):
-                    status = span.status
-                    code = _STATUS.get(status.code, StatusCode.UNSET)
-                    message = status.message
-                else:
-                    code, message = StatusCode.UNSET, ""
-                events: tuple[SpanEvent, ...] = ()
-                if len(span.events):
-                    events = tuple(
-                        SpanEvent(e.name, e.time_unix_nano, _attributes(e.attributes, None, None))
-                        for e in span.events
-                    )
                 append(
-                    SpanRecord(
+                    span_record(
+                        span,
                         trace_id.hex(),
-                        span_id.hex(),
-                        parent.hex() if len(parent) == 8 and parent != _ZERO8 else None,
-                        span.name,
-                        span.start_time_unix_nano,
-                        span.end_time_unix_nano,
-                        span.kind,
-                        code,
-                        message,
                         _attributes(span.attributes, key_filter, kept),
-                        events,
                         resource,
                         scope,
                     )
@@ -91,6 +70,49 @@ def decode_proto_request(
 _ZERO16 = bytes(16)
 _ZERO8 = bytes(8)
 _STATUS = {0: StatusCode.UNSET, 1: StatusCode.OK, 2: StatusCode.ERROR}
+
+
+def span_record(
+    span: Span,
+    trace_id: str,
+    attributes: dict[str, AttrValue],
+    resource: dict[str, AttrValue],
+    scope: str,
+    name: str | None = None,
+) -> SpanRecord:
+    """A SpanRecord of a protobuf span whose ids were checked and attributes already decoded.
+
+    `name` lets a caller pass an interned copy of `span.name`.
+    """
+    parent = span.parent_span_id
+    # Most spans carry no status: HasField is cheaper than reading the empty sub-message.
+    if span.HasField("status"):
+        status = span.status
+        code = _STATUS.get(status.code, StatusCode.UNSET)
+        message = status.message
+    else:
+        code, message = StatusCode.UNSET, ""
+    events: tuple[SpanEvent, ...] = ()
+    if len(span.events):
+        events = tuple(
+            SpanEvent(e.name, e.time_unix_nano, _attributes(e.attributes, None, None))
+            for e in span.events
+        )
+    return SpanRecord(
+        trace_id,
+        span.span_id.hex(),
+        parent.hex() if len(parent) == 8 and parent != _ZERO8 else None,
+        span.name if name is None else name,
+        span.start_time_unix_nano,
+        span.end_time_unix_nano,
+        span.kind,
+        code,
+        message,
+        attributes,
+        events,
+        resource,
+        scope,
+    )
 
 
 def _attributes(
