@@ -53,25 +53,3 @@ class SpanRecord:
     events: tuple[SpanEvent, ...] = ()
     resource: Mapping[str, AttrValue] = field(default_factory=dict)
     scope: str = ""
-
-    def attr_str(self, key: str) -> str | None:
-        """The attribute as a string, or None when absent or not a string."""
-        value = self.attributes.get(key)
-        return value if isinstance(value, str) else None
-
-    def attr_int(self, key: str) -> int | None:
-        """The attribute as an int (bools excluded; numeric strings accepted), or None."""
-        value = self.attributes.get(key)
-        # bool before int: bool subclasses int, and True is not a token count.
-        if isinstance(value, bool):
-            return None
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str):
-            try:
-                return int(value)
-            except ValueError:
-                return None
-        return None

@@ -21,7 +21,7 @@ from tracescore.trajectory._common import indexed
 from tracescore.trajectory._genai import cut
 from tracescore.trajectory._messages import make_response
 from tracescore.trajectory._options import BuildOptions
-from tracescore.trajectory._values import as_int, as_text, clean_id
+from tracescore.trajectory._values import as_text, clean_id, first_int
 from tracescore.trajectory._views import MISSING, Response, SpanView, ToolRequest
 
 __all__ = ["KEYS", "PREFIXES", "read_chat"]
@@ -68,13 +68,13 @@ def read_chat(span: SpanRecord, options: BuildOptions) -> SpanView | None:
         NAME,
         model=as_text(attrs.get(semconv.GEN_AI_RESPONSE_MODEL))
         or as_text(attrs.get(semconv.GEN_AI_REQUEST_MODEL)),
-        input_tokens=_first_int(
+        input_tokens=first_int(
             attrs,
             semconv.GEN_AI_USAGE_PROMPT_TOKENS,
             semconv.LLM_USAGE_PROMPT_TOKENS,
             semconv.GEN_AI_USAGE_INPUT_TOKENS,
         ),
-        output_tokens=_first_int(
+        output_tokens=first_int(
             attrs,
             semconv.GEN_AI_USAGE_COMPLETION_TOKENS,
             semconv.LLM_USAGE_COMPLETION_TOKENS,
@@ -96,14 +96,6 @@ def read_chat(span: SpanRecord, options: BuildOptions) -> SpanView | None:
     view.input = lambda: cut(_first_user(attrs), limit)
     view.responses = lambda: _responses(attrs)
     return view
-
-
-def _first_int(attrs: Mapping[str, AttrValue], *keys: str) -> int | None:
-    for key in keys:
-        value = as_int(attrs.get(key))
-        if value is not None:
-            return value
-    return None
 
 
 def _requests(message: dict[str, AttrValue]) -> list[ToolRequest]:

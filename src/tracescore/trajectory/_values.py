@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from tracescore.model.span import AttrValue, SpanRecord
@@ -84,6 +85,15 @@ def as_int(value: object) -> int | None:
             return int(value.strip())
         except ValueError:
             return None
+    return None
+
+
+def first_int(attrs: Mapping[str, AttrValue], *keys: str) -> int | None:
+    """The first of `keys` holding an integer count (conventions rename token attributes)."""
+    for key in keys:
+        value = as_int(attrs.get(key))
+        if value is not None:
+            return value
     return None
 
 

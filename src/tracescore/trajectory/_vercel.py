@@ -10,16 +10,21 @@ the GenAI reader. Source: conventions.md §3 and the §8 table.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from tracescore import semconv
-from tracescore.model.span import AttrValue, SpanRecord
+from tracescore.model.span import SpanRecord
 from tracescore.trajectory._common import error_info
 from tracescore.trajectory._genai import cut
 from tracescore.trajectory._messages import input_text, make_response, tool_names
 from tracescore.trajectory._options import BuildOptions
-from tracescore.trajectory._values import as_int, as_text, clean_id, parse_json, parse_lenient
+from tracescore.trajectory._values import (
+    as_text,
+    clean_id,
+    first_int,
+    parse_json,
+    parse_lenient,
+)
 from tracescore.trajectory._views import MISSING, Convention, Response, SpanView, ToolRequest
 
 __all__ = ["VERCEL"]
@@ -73,13 +78,13 @@ def _tool(span: SpanRecord, options: BuildOptions) -> SpanView:
 def _model(span: SpanRecord, options: BuildOptions) -> SpanView:
     attrs = span.attributes
     limit = options.max_value_chars
-    input_tokens = _first_int(
+    input_tokens = first_int(
         attrs,
         semconv.AI_USAGE_PROMPT_TOKENS,
         semconv.AI_USAGE_INPUT_TOKENS,
         semconv.GEN_AI_USAGE_INPUT_TOKENS,
     )
-    output_tokens = _first_int(
+    output_tokens = first_int(
         attrs,
         semconv.AI_USAGE_COMPLETION_TOKENS,
         semconv.AI_USAGE_OUTPUT_TOKENS,
@@ -103,14 +108,6 @@ def _model(span: SpanRecord, options: BuildOptions) -> SpanView:
         view.input = lambda: cut(input_text(raw_messages), limit)
         view.responses = lambda: _responses(raw_messages)
     return view
-
-
-def _first_int(attrs: Mapping[str, AttrValue], *keys: str) -> int | None:
-    for key in keys:
-        value = as_int(attrs.get(key))
-        if value is not None:
-            return value
-    return None
 
 
 def _requests(raw: object) -> tuple[ToolRequest, ...]:
