@@ -29,6 +29,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Literal, TypeAlias
 
 from tracescore.config.model import Config, Scenario, ScenarioMatch
+from tracescore.model import record
 from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
 from tracescore.model.trajectory import Trajectory
@@ -53,7 +54,7 @@ Verdict: TypeAlias = Literal["passed", "scored", "failed"]
 _MEAN_DIGITS = 9
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RunResult:
     """One agent run after scoring: the run, its scenario (or None), scores and verdict."""
 

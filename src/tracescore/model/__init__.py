@@ -1,5 +1,6 @@
 """Pure data models: spans, trajectories and scores. No I/O happens here."""
 
+from tracescore.model._record import record
 from tracescore.model.score import Score
 from tracescore.model.span import AttrValue, SpanEvent, SpanRecord, StatusCode
 from tracescore.model.trajectory import (
@@ -23,4 +24,5 @@ __all__ = [
     "ToolCall",
     "ToolStatus",
     "Trajectory",
+    "record",
 ]

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from tracescore.model._record import record
 
 __all__ = ["Score"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Score:
     """A score in [0, 1], or None when the run cannot be scored or the scorer failed.
 

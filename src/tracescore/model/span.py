@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import IntEnum
 from typing import TypeAlias
+
+from tracescore.model._record import record
 
 __all__ = ["AttrValue", "SpanEvent", "SpanRecord", "StatusCode"]
 
@@ -23,7 +25,7 @@ class StatusCode(IntEnum):
     ERROR = 2
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SpanEvent:
     """A span event (an exception, a decision, ...)."""
 
@@ -32,7 +34,7 @@ class SpanEvent:
     attributes: Mapping[str, AttrValue] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SpanRecord:
     """A span as tracescore keeps it: hex ids, nanosecond times, decoded attributes.
 

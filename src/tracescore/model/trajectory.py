@@ -8,9 +8,10 @@ executed, deferred, waiting for approval or denied). Scorers decide per policy w
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar, Literal, TypeAlias
 
+from tracescore.model._record import record
 from tracescore.model.span import AttrValue
 
 __all__ = ["AgentStep", "ModelCall", "Step", "ToolCall", "ToolStatus", "Trajectory"]
@@ -25,7 +26,7 @@ def _duration_ms(start_ns: int | None, end_ns: int | None) -> float | None:
     return (end_ns - start_ns) / 1e6
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ToolCall:
     """One tool call: requested by a model, executed by a tool span, or both."""
 
@@ -75,7 +76,7 @@ class ToolCall:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ModelCall:
     """One model (chat / LLM) call with its token usage."""
 
@@ -114,7 +115,7 @@ class ModelCall:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AgentStep:
     """A sub-agent run inside the parent's trajectory, with the sub-agent's own steps."""
 
@@ -145,7 +146,7 @@ class AgentStep:
 Step: TypeAlias = ToolCall | ModelCall | AgentStep
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Trajectory:
     """One agent run: who ran, what was asked, what was answered, and the steps between."""
 

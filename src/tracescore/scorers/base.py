@@ -11,12 +11,13 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar, Literal, Self, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
 
 from tracescore import semconv
+from tracescore.model import record
 from tracescore.model.score import Score
 from tracescore.model.trajectory import ToolCall, Trajectory
 
@@ -82,7 +83,7 @@ class Threshold(BaseModel):
         return not (self.max is not None and value > self.max)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Outcome:
     """What a scorer's `evaluate` returns; `ScorerBase.score` turns it into a Score.
 

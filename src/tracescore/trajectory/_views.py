@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, TypeAlias
 
+from tracescore.model import record
 from tracescore.model.span import SpanRecord
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._values import clean_text
@@ -53,7 +54,7 @@ class _Missing:
 MISSING: Any = _Missing()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ToolRequest:
     """A tool call a model asked for (a `tool_call` part or its equivalent)."""
 
@@ -62,7 +63,7 @@ class ToolRequest:
     arguments: Any = MISSING
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Response:
     """What came back to the model for one call id: a result, or a denial."""
 
