@@ -26,13 +26,13 @@ from typing import Literal
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from tracescore.assembler._extract import RECORD_OVERHEAD, Extractor
 from tracescore.assembler._wire import Held, cut_spans, frame_request
 from tracescore.assembler.contracts import AssemblerHooks, Counters, Ingest, ReadyTrace, Reason
 from tracescore.assembler.outbox import Outbox
 from tracescore.config.serve import AssemblySettings
-from tracescore.errors import OverloadedError
-from tracescore.model.span import AttrValue, SpanRecord
+from tracescore.errors import InputError, OverloadedError
+from tracescore.model.span import SpanRecord
+from tracescore.otlp.scan import ScannedSpan, SpanReader
 
 __all__ = ["Assembler"]
 
@@ -41,6 +41,9 @@ log = logging.getLogger(__name__)
 _ZERO16 = bytes(16)
 _ZERO8 = bytes(8)
 _MAX_PROBLEMS = 5
+# Bytes of one SpanRecord with its id strings, before its attributes; used only to bound memory
+# (assembly.max_bytes). Measured with tracemalloc on bench/throughput.py's traces, rounded up.
+RECORD_OVERHEAD = 600
 
 
 class _Trace:
@@ -86,7 +89,7 @@ class Assembler:
         self._forwarding = mode == "forward"
         self._scoring = scoring
         self._clock = clock
-        self._extract = Extractor(hooks.keep_key)
+        self._reader = SpanReader(hooks.keep_key)
         self._traces: dict[bytes, _Trace] = {}  # insertion order = order of first span
         self._anchored: collections.OrderedDict[bytes, _Trace] = collections.OrderedDict()
         self._scored: collections.OrderedDict[bytes, None] = collections.OrderedDict()
@@ -127,6 +130,10 @@ class Assembler:
         """Take one parsed request (and its received bytes, forwarded as they are)."""
         # The hot path: everything per span is a local; shared state is updated once per
         # request (reference/performance.md: Python-level work per span is the bottleneck).
+        # Spans come from `otlp.scan` (native when built): the full parse the receiver made
+        # validated the request; the scan decodes only the attribute keys kept.
+        if body is None:
+            body = request.SerializeToString()
         now = self._clock()
         result = Ingest()
         remove: dict[int, dict[int, set[int]]] = {}
@@ -134,50 +141,47 @@ class Assembler:
         touched: dict[bytes, _Trace] = {}
         accepted = late = kept = kept_bytes = 0
         traces, scored, scoring = self._traces, self._scored, self._scoring
-        attributes, make_record = self._extract.attributes, self._extract.record
+        reader = self._reader
+        make_record = reader.record
         agent_name, wants, hold = self._hooks.agent_name, self._hooks.wants, self._forwarding
-        for i, rs in enumerate(request.resource_spans):
-            resource: dict[str, AttrValue] | None = None
-            for j, ss in enumerate(rs.scope_spans):
-                scope: str | None = None
-                for k, span in enumerate(ss.spans):
-                    tid = span.trace_id
-                    sid = span.span_id
-                    if len(tid) != 16 or len(sid) != 8 or tid == _ZERO16 or sid == _ZERO8:
-                        self._reject(result, span, i, j, k, remove)
-                        continue
-                    accepted += 1
-                    if not scoring:
-                        continue
-                    trace = traces.get(tid)
-                    if trace is None and tid in scored:
-                        late += 1
-                        continue
-                    attrs, size = attributes(span.attributes)
-                    if trace is None:
-                        if not attrs:
-                            continue  # nothing a trajectory reads, in a trace holding no run
-                        trace = traces[tid] = _Trace(tid.hex(), now)
-                    if resource is None:
-                        resource = self._extract.resource(rs.resource)
-                    if scope is None:
-                        scope = ss.scope.name
-                    record = make_record(span, trace.hex, attrs, resource, scope)
-                    size += RECORD_OVERHEAD
-                    trace.records.append(record)
-                    trace.nbytes += size
-                    kept += 1
-                    kept_bytes += size
-                    touched[tid] = trace
-                    if record.parent_span_id is None:
-                        trace.anchored = True
-                    agent = agent_name(record)
-                    if agent is None:
-                        continue
-                    trace.anchored = True
-                    if hold and record.span_id not in trace.held and wants(record, agent):
-                        remove.setdefault(i, {}).setdefault(j, set()).add(k)
-                        holds.append(((i, j, k), trace, record.span_id))
+        try:
+            scanned = reader.scan(body)
+        except Exception as exc:  # the full parse accepted it, so this is unusual input
+            raise InputError(f"unreadable OTLP request: {exc}") from exc
+        for span in scanned:
+            tid = span[3]
+            sid = span[4]
+            if len(tid) != 16 or len(sid) != 8 or tid == _ZERO16 or sid == _ZERO8:
+                self._reject(result, span, remove)
+                continue
+            accepted += 1
+            if not scoring:
+                continue
+            trace = traces.get(tid)
+            if trace is None:
+                if tid in scored:
+                    late += 1
+                    continue
+                if not span[12]:
+                    continue  # nothing a trajectory reads, in a trace holding no run
+                trace = traces[tid] = _Trace(tid.hex(), now)
+            record = make_record(span, trace.hex)
+            size = span[13] + RECORD_OVERHEAD
+            trace.records.append(record)
+            trace.nbytes += size
+            kept += 1
+            kept_bytes += size
+            touched[tid] = trace
+            if record.parent_span_id is None:
+                trace.anchored = True
+            agent = agent_name(record)
+            if agent is None:
+                continue
+            trace.anchored = True
+            if hold and record.span_id not in trace.held and wants(record, agent):
+                index = span[0], span[1], span[2]
+                remove.setdefault(index[0], {}).setdefault(index[1], set()).add(index[2])
+                holds.append((index, trace, record.span_id))
         self.spans += kept
         self.nbytes += kept_bytes
         anchored = self._anchored
@@ -194,39 +198,31 @@ class Assembler:
         if result.rejected:
             self._counters.spans_rejected(result.rejected)
         if hold:
-            self._forward_request(request, body, remove, holds, accepted)
+            self._forward_request(body, remove, holds, accepted)
         self._gauges()
         return result
 
     def _reject(
-        self,
-        result: Ingest,
-        span: Span,
-        i: int,
-        j: int,
-        k: int,
-        remove: dict[int, dict[int, set[int]]],
+        self, result: Ingest, span: ScannedSpan, remove: dict[int, dict[int, set[int]]]
     ) -> None:
+        i, j, k, trace_id, span_id, _, name = span[:7]
         result.rejected += 1
         remove.setdefault(i, {}).setdefault(j, set()).add(k)
         if len(result.problems) < _MAX_PROBLEMS:
-            where = f"resource_spans[{i}].scope_spans[{j}].spans[{k}] ({span.name!r})"
-            if len(span.trace_id) != 16 or span.trace_id == _ZERO16:
-                what = f"trace_id must be 16 non-zero bytes, got {span.trace_id.hex()!r}"
+            where = f"resource_spans[{i}].scope_spans[{j}].spans[{k}] ({name!r})"
+            if len(trace_id) != 16 or trace_id == _ZERO16:
+                what = f"trace_id must be 16 non-zero bytes, got {trace_id.hex()!r}"
             else:
-                what = f"span_id must be 8 non-zero bytes, got {span.span_id.hex()!r}"
+                what = f"span_id must be 8 non-zero bytes, got {span_id.hex()!r}"
             result.problems.append(f"{where}: {what}")
 
     def _forward_request(
         self,
-        request: ExportTraceServiceRequest,
-        body: bytes | None,
+        body: bytes,
         remove: dict[int, dict[int, set[int]]],
         holds: list[tuple[tuple[int, int, int], _Trace, str]],
         accepted: int,
     ) -> None:
-        if body is None:
-            body = request.SerializeToString()
         if remove:
             body, cut = cut_spans(body, remove)
             for index, trace, span_id in holds:

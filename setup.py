@@ -1,0 +1,18 @@
+"""Build the optional native OTLP span scanner; everything else is in pyproject.toml.
+
+`optional=True`: without a C compiler the install still succeeds and tracescore uses the
+pure-Python scanner (tracescore.otlp.scan says which one runs).
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "tracescore.otlp._scan",
+            ["src/tracescore/otlp/_scan.c"],
+            optional=True,
+            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+        )
+    ]
+)
