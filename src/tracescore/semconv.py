@@ -330,6 +330,8 @@ METRIC_JUDGE_CACHE_HITS: Final = "tracescore.judge.cache.hits"
 METRIC_JUDGE_SKIPPED: Final = "tracescore.judge.skipped"
 METRIC_JUDGE_REDACTIONS: Final = "tracescore.judge.redactions"
 METRIC_JUDGE_QUEUE_ITEMS: Final = "tracescore.judge.queue.items"
+# `serve` with `judge.judge_wait` > 0: held spans released before their judge scores were ready.
+METRIC_JUDGE_WAIT_EXPIRED: Final = "tracescore.judge.wait.expired"
 # Metric attribute: the outcome of one judge call (`ok` or an error type).
 JUDGE_OUTCOME: Final = "tracescore.judge.outcome"
 JUDGE_OUTCOME_OK: Final = "ok"

@@ -7,7 +7,7 @@ would have queued, and `accepting` plays a full export queue.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -15,11 +15,12 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from support.agent_spans import request as make_request
-from tracescore.assembler import Assembler, AssemblerHooks, Ingest, Outbox, ReadyTrace
+from tracescore.assembler import Assembler, AssemblerHooks, Ingest, Outbox, Pending, ReadyTrace
 from tracescore.config import parse_config
 from tracescore.export.metrics import Telemetry
 from tracescore.export.spans import annotate_span
 from tracescore.pipeline.scoring import RunScorer, agent_name, key_filter, may_match
+from tracescore.scenarios import RunResult
 
 SHOP = """
 scenarios:
@@ -35,7 +36,14 @@ scenarios:
 class Harness:
     """One assembler, its captured outputs, and a clock the test moves."""
 
-    def __init__(self, yaml: str = SHOP, **assembly: object) -> None:
+    def __init__(
+        self,
+        yaml: str = SHOP,
+        *,
+        judges: Callable[[RunResult], Pending | None] | None = None,
+        **assembly: object,
+    ) -> None:
+        """`judges` takes each scored run, as `LiveJudges.submit` does in the pipeline."""
         limits = ", ".join(f"{k}: {v}" for k, v in assembly.items())
         self.config = parse_config(yaml + (f"\nassembly: {{{limits}}}\n" if limits else ""))
         self.telemetry = Telemetry()
@@ -45,13 +53,13 @@ class Harness:
         self.logs_out: list[bytes] = []
         self.fanout_out: list[bytes] = []
         self.ready: list[ReadyTrace] = []
-        logs = Outbox(lambda b, n: self._take(self.logs_out, b), self.telemetry)
-        spans = (
+        logs = self.logs = Outbox(lambda b, n: self._take(self.logs_out, b), self.telemetry)
+        spans = self.spans = (
             Outbox(lambda b, n: self._take(self.fanout_out, b), self.telemetry)
             if self.config.mode == "fanout"
             else None
         )
-        scorer = RunScorer(self.config, self.telemetry, logs, spans)
+        scorer = RunScorer(self.config, self.telemetry, logs, spans, judges=judges)
 
         def score(ready: ReadyTrace):  # type: ignore[no-untyped-def]
             self.ready.append(ready)

@@ -6,6 +6,7 @@ from tracescore.assembler.contracts import (
     AssemblerHooks,
     Counters,
     Ingest,
+    Pending,
     ReadyTrace,
     Reason,
 )
@@ -18,6 +19,7 @@ __all__ = [
     "Counters",
     "Ingest",
     "Outbox",
+    "Pending",
     "ReadyTrace",
     "Reason",
 ]

@@ -29,6 +29,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from tracescore.assembler._wire import Held, cut_spans, frame_request
 from tracescore.assembler.contracts import AssemblerHooks, Counters, Ingest, ReadyTrace, Reason
 from tracescore.assembler.outbox import Outbox
+from tracescore.assembler.waits import Pending, Waits
 from tracescore.config.serve import AssemblySettings
 from tracescore.errors import InputError, OverloadedError
 from tracescore.model.span import SpanRecord
@@ -95,6 +96,7 @@ class Assembler:
         self._scored: collections.OrderedDict[bytes, None] = collections.OrderedDict()
         self._scored_limit = max(10_000, 4 * settings.max_runs)
         self._outbox = Outbox(hooks.forward, counters)
+        self._waits = Waits(self._outbox, hooks.annotate, clock, self._account)
         self.spans = 0
         self.nbytes = 0
 
@@ -256,12 +258,18 @@ class Assembler:
             aged.append(tid)
         due.extend((self._pop(tid), "max_age") for tid in aged)
         self._release(due)
+        if self._waits:
+            self._waits.release_expired(now)
         self._outbox.flush()
         self._gauges()
         return len(due)
 
     def drain(self) -> int:
-        """Score every buffered trace now (shutdown); returns the number scored."""
+        """Score every buffered trace now (shutdown); returns the number scored.
+
+        Spans that then wait for judge scores stay parked until `drain_waits`, so the judges
+        get the rest of the grace period first.
+        """
         due: list[tuple[_Trace, Reason]] = [
             (self._pop(tid), "shutdown") for tid in list(self._traces)
         ]
@@ -291,13 +299,32 @@ class Assembler:
                 annotations = {}
             for span_id, (rs_header, ss_header, span_bytes) in trace.held.items():
                 attrs = annotations.get(span_id)
+                if isinstance(attrs, Pending):  # waits for its judge scores (judge_wait > 0)
+                    if self._waits.park(attrs, (rs_header, ss_header, span_bytes)):
+                        continue
+                    attrs = attrs.finish()
                 if attrs:
                     span = Span.FromString(span_bytes)
                     self._hooks.annotate(span, attrs)
                     span_bytes = span.SerializeToString()
                 released.append((rs_header, ss_header, span_bytes))
+            if not self._forwarding:  # fanout: runs whose evaluate span waits for judges
+                for value in annotations.values():
+                    if isinstance(value, Pending) and not self._waits.park(value, None):
+                        value.finish()
         if released:
             self._outbox.send(frame_request(released), len(released))
+
+    def drain_waits(self) -> int:
+        """Release every span still waiting for judge scores (shutdown, after the judges')."""
+        released = self._waits.release_all()
+        self._outbox.flush()
+        self._gauges()
+        return released
+
+    def _account(self, spans: int, nbytes: int) -> None:
+        self.spans += spans
+        self.nbytes += nbytes
 
     # -- forwarding ------------------------------------------------------------------------
 

@@ -10,10 +10,50 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from tracescore.model.span import AttrValue, SpanRecord
 
-__all__ = ["Annotations", "AssemblerHooks", "Counters", "Ingest", "ReadyTrace", "Reason"]
+__all__ = [
+    "Annotations",
+    "AssemblerHooks",
+    "Counters",
+    "Ingest",
+    "Pending",
+    "ReadyTrace",
+    "Reason",
+]
 
-# Score attributes per agent span id (hex), as returned by the scoring hook.
-Annotations: TypeAlias = Mapping[str, Mapping[str, AttrValue]]
+
+class Pending:
+    """Score attributes that are not final yet: more (judge scores) may come within `wait` s.
+
+    The scoring hook returns one in place of a span's attributes when that span should wait
+    (`judge.judge_wait` > 0). The assembler keeps the held span (or, in fanout mode, just this
+    object) counted in its buffer until `done()` or `wait` seconds after scoring, whichever
+    comes first, then calls `finish()` exactly once and forwards the span with what it returns.
+    """
+
+    wait: float
+    """Seconds the span may wait, counted from when its run was scored."""
+    nbytes: int
+    """Estimated bytes this object keeps alive while waiting (besides a held span)."""
+
+    # A plain base class, not an ABC: the assembler tests `isinstance` on every released
+    # span, judge_wait 0 included, and ABCMeta's check is ~5x slower (195 vs 41 ns measured).
+
+    def done(self) -> bool:
+        """Whether the attributes are final (the span need not wait)."""
+        raise NotImplementedError
+
+    def add_done_callback(self, callback: Callable[[], None]) -> None:
+        """Call `callback()` on the event loop once `done()` (soon if it already is)."""
+        raise NotImplementedError
+
+    def finish(self) -> Mapping[str, AttrValue]:
+        """The span's attributes now: final if done, else what is known at the deadline."""
+        raise NotImplementedError
+
+
+# Score attributes per agent span id (hex), as returned by the scoring hook; a `Pending`
+# makes that span wait for more.
+Annotations: TypeAlias = Mapping[str, Mapping[str, AttrValue] | Pending]
 # Why a trace is scored: it went quiet, it got too old, or the service is shutting down.
 Reason: TypeAlias = Literal["quiet", "max_age", "shutdown"]
 
@@ -51,7 +91,8 @@ class AssemblerHooks:
     wants: Callable[[SpanRecord, str], bool]
     """Whether a scenario may match the run of this agent span: it is held if so."""
     score: Callable[[ReadyTrace], Annotations]
-    """Score the trace's runs, emit their results, return attributes for held spans."""
+    """Score the trace's runs, emit their results, return attributes for held spans (or a
+    `Pending` for a span, or in fanout mode a run, that waits for its judge scores)."""
     forward: Callable[[bytes, int], bool]
     """Enqueue a serialized request with n spans downstream; False when the queue is full."""
     downstream_ready: Callable[[], bool]

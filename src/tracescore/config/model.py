@@ -23,6 +23,8 @@ from tracescore.config.serve import (
     ServeMode,
     ServiceSettings,
 )
+from tracescore.judges.base import JudgeScorerBase
+from tracescore.judges.endpoint import ResolvedEndpoint
 from tracescore.scorers.base import ScorerBase
 from tracescore.scorers.registry import AnyScorer
 
@@ -157,9 +159,25 @@ class Scenario(_Frozen):
         """`scenario-v1:<sha256>` of the whole scoring config (entries, names, thresholds).
 
         The scenario's own name, `match` and `sample` are left out: they decide which runs
-        are scored, not how, so renaming a scenario keeps its scores comparable.
+        are scored, not how, so renaming a scenario keeps its scores comparable. Its LLM
+        judges count with the judge that answers them (see `with_judge`).
         """
         return self._digest
+
+    def with_judge(self, judge: JudgeSettings | None) -> Scenario:
+        """This scenario with a digest covering the config's top-level `judge:` section.
+
+        Only what changes a judge's answers counts: the effective model, temperature and
+        base URL of each judge entry (not keys, headers, timeouts or limits). A scenario
+        without judges is returned as it is, its digest unchanged; otherwise a copy, so a
+        scenario shared by two configs keeps each config's digest apart.
+        """
+        digest = _scenario_digest(self.gates, self.scorers, judge)
+        if digest == self._digest:
+            return self
+        copy = self.model_copy()
+        copy._digest = digest
+        return copy
 
 
 class Config(_Frozen):
@@ -183,6 +201,16 @@ class Config(_Frozen):
         if problems:
             loc, message = problems[0]
             raise LocatedError(message, loc)
+        return self
+
+    @model_validator(mode="after")
+    def judge_in_digests(self) -> Config:
+        # A scenario's digest covers the judge that answers its judge entries, which the
+        # scenario alone does not know when it uses the top-level section.
+        if self.judge is not None:
+            scenarios = tuple(s.with_judge(self.judge) for s in self.scenarios)
+            if any(a is not b for a, b in zip(scenarios, self.scenarios, strict=True)):
+                object.__setattr__(self, "scenarios", scenarios)  # frozen: set once, here
         return self
 
     @model_validator(mode="after")
@@ -259,10 +287,23 @@ def duplicate_scenario_names(names: Iterable[object]) -> list[tuple[tuple[str | 
     return problems
 
 
-def _scenario_digest(gates: Sequence[ScorerBase], scorers: Sequence[ScorerBase]) -> str:
+def _scenario_digest(
+    gates: Sequence[ScorerBase],
+    scorers: Sequence[ScorerBase],
+    judge: JudgeSettings | None = None,
+) -> str:
     def entry(scorer: ScorerBase) -> dict[str, Any]:
         threshold = scorer.threshold.model_dump(mode="json") if scorer.threshold else None
-        return {"name": scorer.score_name, "threshold": threshold, "digest": scorer.digest()}
+        out = {"name": scorer.score_name, "threshold": threshold, "digest": scorer.digest()}
+        if isinstance(scorer, JudgeScorerBase):
+            try:
+                endpoint = ResolvedEndpoint.merge(judge, scorer.judge)
+            except ValueError:  # no judge yet: the config refuses it, or adds one later
+                return out
+            # The digest its scores carry (model and temperature), and where it runs.
+            out["digest"] = scorer.digest(endpoint.model, endpoint.temperature)
+            out["base_url"] = endpoint.base_url
+        return out
 
     payload = {"gates": [entry(g) for g in gates], "scorers": [entry(s) for s in scorers]}
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)

@@ -22,4 +22,5 @@ Modules:
     runner      `JudgeRunner`: bounded queue, sampling, callbacks
     offline     `tracescore score` integration; progress: its terminal progress bar
     live        `tracescore serve` integration
+    wait        `JudgeWait`: a span held for its judge scores (`judge_wait` > 0)
 """

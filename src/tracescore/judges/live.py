@@ -1,14 +1,16 @@
 """Judges in `tracescore serve`: deterministic scores go out at once, judge scores follow.
 
-    live = LiveJudges(config, telemetry, logs_outbox)   # when the config has judge entries
+    live = LiveJudges(config, telemetry, logs_outbox, spans=fanout_outbox)
     run_scorer = RunScorer(..., judges=live.submit)      # after a run's deterministic scores
     await live.start() ... await live.shutdown(timeout)
 
 `submit` hands a scored run's judge entries to a `JudgeRunner` without waiting (a full queue
 yields `skipped: queue_full` scores). When they finish, their scores leave as their own
 `gen_ai.evaluation.result` events on the same agent span and as score metrics; the judges' own
-counters (calls, tokens, latency, retries, cache hits, skips) join `/metrics` and OTLP through
-`Telemetry.add_source`. The held agent span is not kept waiting (`judge_wait` 0).
+counters (calls, tokens, latency, retries, cache hits, skips, expired waits) join `/metrics` and
+OTLP through `Telemetry.add_source`. With `judge.judge_wait` above 0, `submit` also returns a
+`JudgeWait` (judges/wait.py) that keeps the run's span until its judge scores are on it or the
+wait is over; with 0 it returns None and the span leaves at once.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from tracescore.export.events import evaluation_logs
 from tracescore.export.instruments import HistogramPoint as ExportHistogram
 from tracescore.export.instruments import Instrument, Kind
 from tracescore.export.metrics import Telemetry
+from tracescore.export.spans import fanout_request
 from tracescore.judges.base import JudgeScorerBase
 from tracescore.judges.endpoint import ResolvedEndpoint
 from tracescore.judges.runner import JudgeJob, JudgeResult, JudgeRunner, judge_sampled
 from tracescore.judges.telemetry import CounterPoint, GaugePoint, HistogramPoint, JudgeCounters
+from tracescore.judges.wait import JudgeWait
 from tracescore.scenarios import RunResult
 
 __all__ = ["LiveJudges", "judge_entries", "judge_instruments", "judge_key_problems"]
@@ -73,20 +77,22 @@ class LiveJudges:
         telemetry: Telemetry,
         logs: Outbox,
         *,
+        spans: Outbox | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
-        """Build the runner and register its counters with `telemetry`; nothing starts yet."""
+        """Build the runner and register its counters with `telemetry`; nothing starts yet.
+
+        `spans` is where `evaluate {agent}` spans go in fanout mode: a run that waited for its
+        judges gets its span there once they answer (or `judge_wait` ends).
+        """
         self._scenarios = {s.name: s for s in config.scenarios}
         self._telemetry = telemetry
         self._logs = logs
+        self._spans = spans
+        self._prefix = config.service.score_attribute_prefix
+        self.wait = config.judge.judge_wait if config.judge is not None else 0.0
         self.runner = JudgeRunner(config.judge, on_result=self._emit, environ=environ)
         telemetry.add_source(lambda: judge_instruments(self.runner.counters))
-        if config.judge is not None and config.judge.judge_wait > 0:
-            log.warning(
-                "judge.judge_wait=%gs: serve emits judge scores as their own events and does "
-                "not hold agent spans for them yet; the value is ignored",
-                config.judge.judge_wait,
-            )
         self.runner.check(e for s in config.scenarios for e in judge_entries(s))
 
     @staticmethod
@@ -102,14 +108,17 @@ class LiveJudges:
         """Finish queued judge work within `timeout`, then skip the rest (still emitted)."""
         await self.runner.shutdown(drain=True, timeout=timeout)
 
-    def submit(self, result: RunResult) -> None:
-        """Queue the judges of a run just scored deterministically (never waits)."""
+    def submit(self, result: RunResult) -> JudgeWait | None:
+        """Queue the judges of a run just scored deterministically (never waits).
+
+        Returns what its span waits on when `judge_wait` > 0 and judges were queued, else None.
+        """
         scenario = self._scenarios.get(result.scenario or "")
         if scenario is None or not result.sampled:
-            return
+            return None
         judges = judge_entries(scenario)
         if not judges or not judge_sampled(result.trajectory.trace_id, scenario.judge_sample):
-            return
+            return None
         job = JudgeJob(
             result.trajectory,
             judges,
@@ -118,9 +127,28 @@ class LiveJudges:
             context=result,
         )
         try:
-            self.runner.submit(job)
+            future = self.runner.submit(job)
         except RuntimeError:  # not started, or shutting down: say so in the scores
             log.warning("judges not running; run %s left unjudged", result.trajectory.trace_id)
+            return None
+        if self.wait <= 0:
+            return None
+        return JudgeWait(
+            result,
+            future,
+            scenario,
+            self.wait,
+            prefix=self._prefix,
+            counters=self.runner.counters,
+            emit=self._emit_fanout if self._spans is not None else None,
+        )
+
+    def _emit_fanout(self, result: RunResult) -> None:
+        assert self._spans is not None
+        request = fanout_request([result], self._prefix)
+        n = sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+        if n:
+            self._spans.send(request.SerializeToString(), n)
 
     def _emit(self, judged: JudgeResult) -> None:
         base = judged.job.context

@@ -102,6 +102,10 @@ _DESCRIPTIONS: dict[str, tuple[str, str]] = {
     semconv.METRIC_JUDGE_SKIPPED: ("{score}", "Judge scores skipped on purpose, by reason."),
     semconv.METRIC_JUDGE_REDACTIONS: ("{match}", "Secrets redacted from judge prompts."),
     semconv.METRIC_JUDGE_QUEUE_ITEMS: ("{run}", "Runs waiting for a judge."),
+    semconv.METRIC_JUDGE_WAIT_EXPIRED: (
+        "{run}",
+        "Held spans released at judge_wait without their judge scores.",
+    ),
     semconv.METRIC_GEN_AI_CLIENT_OPERATION_DURATION: ("s", "Duration of judge requests."),
     semconv.METRIC_GEN_AI_CLIENT_TOKEN_USAGE: ("{token}", "Tokens used by judge requests."),
 }
@@ -168,6 +172,10 @@ class JudgeCounters:
     def skipped(self, reason: str, n: int = 1) -> None:
         """Judge scores skipped on purpose (`queue_full`, `budget`, `shutdown`)."""
         self._add(semconv.METRIC_JUDGE_SKIPPED, ((semconv.REASON, reason),), n)
+
+    def wait_expired(self, n: int = 1) -> None:
+        """Runs whose span left at `judge_wait` before their judge scores were ready."""
+        self._add(semconv.METRIC_JUDGE_WAIT_EXPIRED, (), n)
 
     def redacted(self, n: int) -> None:
         """Secrets replaced in a prompt."""

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from tracescore import semconv
-from tracescore.assembler import Annotations, Outbox, ReadyTrace
+from tracescore.assembler import Annotations, Outbox, Pending, ReadyTrace
 from tracescore.config.model import Config, ScenarioMatch
 from tracescore.export.attributes import score_attributes
 from tracescore.export.events import evaluation_logs
@@ -124,7 +124,7 @@ class RunScorer:
         spans: Outbox | None,
         *,
         prefix: str = semconv.DEFAULT_SCORE_ATTRIBUTE_PREFIX,
-        judges: Callable[[RunResult], None] | None = None,
+        judges: Callable[[RunResult], Pending | None] | None = None,
     ) -> None:
         """Args:
         config: scenarios to score with.
@@ -133,6 +133,8 @@ class RunScorer:
         spans: where `evaluate {agent}` spans go (`mode: fanout`), else None.
         prefix: score attribute prefix.
         judges: takes each scored run for its LLM judges (`judges.live`); must not block.
+            What it returns (with `judge_wait` > 0) stands in for the run's attributes: the
+            assembler keeps the span, or in fanout mode the `evaluate` span, waiting on it.
         """
         self._config = config
         self._telemetry = telemetry
@@ -148,7 +150,8 @@ class RunScorer:
         for warning in built.warnings:
             log.debug("trace %s: %s", ready.trace_id, warning)
         results: list[RunResult] = []
-        annotations: dict[str, Mapping[str, AttrValue]] = {}
+        fanout_now: list[RunResult] = []
+        annotations: dict[str, Mapping[str, AttrValue] | Pending] = {}
         for trajectory in built.trajectories:
             if not ready.complete and trajectory.complete:
                 trajectory = dataclasses.replace(trajectory, complete=False)
@@ -158,17 +161,20 @@ class RunScorer:
                 continue
             results.append(result)
             self._telemetry.record_run(result)
-            if self._judges is not None:
-                self._judges(result)
+            pending = self._judges(result) if self._judges is not None else None
+            if pending is not None and trajectory.span_id:
+                annotations[trajectory.span_id] = pending  # its span waits for judge scores
+                continue
+            fanout_now.append(result)
             attributes = score_attributes(result, self._prefix)
             if attributes and trajectory.span_id:
                 annotations[trajectory.span_id] = attributes
         if results:
             request = evaluation_logs(results)
             self._logs.send(request.SerializeToString(), _log_records(results))
-            if self._spans is not None:
-                fanout = fanout_request(results, self._prefix)
-                self._spans.send(fanout.SerializeToString(), len(results))
+            if self._spans is not None and fanout_now:
+                fanout = fanout_request(fanout_now, self._prefix)
+                self._spans.send(fanout.SerializeToString(), len(fanout_now))
             per_run = (time.perf_counter() - started) / len(results)
             for _ in results:
                 self._telemetry.observe_scoring_latency(per_run)

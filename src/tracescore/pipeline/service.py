@@ -78,7 +78,7 @@ class Pipeline:
             # Imported only when needed: the judge client pulls in `openai`.
             from tracescore.judges.live import LiveJudges
 
-            self.judges = LiveJudges(config, self.telemetry, self._logs)
+            self.judges = LiveJudges(config, self.telemetry, self._logs, spans=self._spans)
         scorer = RunScorer(
             config,
             self.telemetry,
@@ -173,6 +173,8 @@ class Pipeline:
             log.info("shutdown: scored %d buffered traces", scored)
             if self.judges is not None:  # judge what is queued while the grace period lasts
                 await self.judges.shutdown(timeout=max(0.1, deadline - time.monotonic() - 1.0))
+            # Spans still waiting for judge scores (judge_wait > 0) go with what is ready.
+            self.assembler.drain_waits()
             self._push_metrics()
             while not self._flush_outboxes() and time.monotonic() < deadline - 0.5:
                 await asyncio.sleep(0.02)
