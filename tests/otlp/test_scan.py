@@ -1,0 +1,256 @@
+"""The span scanner: native and pure-Python twins agree, and both agree with upb.
+
+The native scanner is optional at install time (setup.py builds it when a C compiler is there),
+but CI has one, so a missing build is a failure here, not a silent skip.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from tracescore.otlp import scan
+from tracescore.otlp.scan import SpanReader, decode_any_value, python_scan_spans
+from tracescore.trajectory import needed_attribute
+
+TESTDATA = Path(__file__).parents[1] / "testdata"
+FIXTURES = sorted(
+    path
+    for pattern in ("frameworks/*.otlp.json", "judges/*.otlp.json", "traces/*/input.otlp.json")
+    for path in TESTDATA.glob(pattern)
+)
+
+native_scan_spans: Any = None
+if scan.NATIVE:
+    from tracescore.otlp._scan import scan_spans as native_scan_spans  # type: ignore[import-not-found]
+
+
+def _base64_ids(node: Any) -> Any:
+    # OTLP/JSON writes ids as hex; protobuf's generic JSON mapping wants base64 for bytes.
+    if isinstance(node, dict):
+        return {
+            k: base64.b64encode(bytes.fromhex(v)).decode()
+            if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str)
+            else _base64_ids(v)
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_base64_ids(v) for v in node]
+    return node
+
+
+def _bodies(path: Path) -> list[bytes]:
+    text = path.read_text()
+    try:
+        documents = [json.loads(text)]
+    except json.JSONDecodeError:  # JSON Lines
+        documents = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [
+        json_format.ParseDict(_base64_ids(d), ExportTraceServiceRequest()).SerializeToString()
+        for d in documents
+    ]
+
+
+def _scan_with(scanner: Any, body: bytes, keep: Any = None) -> list[Any]:
+    reader = SpanReader(keep)
+    return list(
+        scanner(
+            body,
+            reader._keys,
+            reader._classify,
+            scan._decode_value_bytes,
+            reader._slow_kv,
+            scan.ATTRIBUTE_OVERHEAD,
+        )
+    )
+
+
+def _both(body: bytes, keep: Any = None) -> tuple[list[Any], list[Any]]:
+    """(native, python) scans of body with fresh readers."""
+    return _scan_with(native_scan_spans, body, keep), _scan_with(python_scan_spans, body, keep)
+
+
+def _upb_view(body: bytes) -> list[tuple[Any, ...]]:
+    """What upb makes of every span: the reference both scanners must match."""
+    request = ExportTraceServiceRequest.FromString(body)
+    return [
+        (
+            i, j, k, span.trace_id, span.span_id, span.parent_span_id, span.name, span.kind,
+            span.start_time_unix_nano, span.end_time_unix_nano, span.status.code,
+            span.status.message, {kv.key: decode_any_value(kv.value) for kv in span.attributes},
+            tuple(e.SerializeToString() for e in span.events), rs.resource.SerializeToString(),
+            ss.scope.name,
+        )
+        for i, rs in enumerate(request.resource_spans)
+        for j, ss in enumerate(rs.scope_spans)
+        for k, span in enumerate(ss.spans)
+    ]  # fmt: skip
+
+
+def _without_sizes(scanned: list[Any]) -> list[tuple[Any, ...]]:
+    return [(*s[:13], *s[14:]) for s in scanned]
+
+
+def test_the_native_scanner_is_built() -> None:
+    # setup.py builds it as optional; this is what CI and the benchmarks run.
+    assert scan.NATIVE, "tracescore.otlp._scan was not built: is a C compiler installed?"
+
+
+def test_there_are_fixtures() -> None:
+    assert len(FIXTURES) >= 25
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_both_scanners_read_every_fixture_as_upb_does(path: Path) -> None:
+    for body in _bodies(path):
+        native, python = _both(body)
+        assert native == python
+        assert _without_sizes(native) == _upb_view(body)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_key_filter_keeps_only_its_keys(path: Path) -> None:
+    for body in _bodies(path):
+        native, python = _both(body, needed_attribute)
+        assert native == python
+        for span, full in zip(native, _upb_view(body), strict=True):
+            assert span[12] == {k: v for k, v in full[12].items() if needed_attribute(k)}
+
+
+def _kv(key: str, value: AnyValue | None = None) -> KeyValue:
+    kv = KeyValue(key=key)
+    if value is not None:
+        kv.value.CopyFrom(value)
+    return kv
+
+
+def _request(*spans: Span) -> bytes:
+    request = ExportTraceServiceRequest()
+    request.resource_spans.add().scope_spans.add().spans.extend(spans)
+    return request.SerializeToString()
+
+
+def test_values_of_every_kind_and_unusual_encodings_decode_like_upb() -> None:
+    nested = AnyValue()
+    nested.array_value.values.add().string_value = "a"
+    nested.array_value.values.add().int_value = -3
+    kvlist = AnyValue()
+    kvlist.kvlist_value.values.add(key="k").value.bool_value = True
+    span = Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="s")
+    span.attributes.extend(
+        [
+            _kv("s", AnyValue(string_value="héllo" * 40)),  # two-byte lengths
+            _kv("empty", AnyValue(string_value="")),
+            _kv("unset", AnyValue()),
+            _kv("none"),
+            _kv("neg", AnyValue(int_value=-(2**63))),
+            _kv("big", AnyValue(int_value=2**63 - 1)),
+            _kv("d", AnyValue(double_value=-1.5e300)),
+            _kv("b", AnyValue(bool_value=False)),
+            _kv("raw", AnyValue(bytes_value=b"\x00\xff")),
+            _kv("arr", nested),
+            _kv("kv", kvlist),
+            _kv("k" * 200, AnyValue(string_value="long key")),
+        ]
+    )
+    body = _request(span)
+    # Hand-made oddities: value before key, a repeated value (the last one wins, as in upb),
+    # and an unknown field inside a KeyValue.
+    odd = [
+        b"\x12\x03\x0a\x01x\x0a\x03odd",
+        b"\x0a\x03two\x12\x03\x0a\x01a\x12\x03\x0a\x01b",
+        b"\x0a\x03unk\x12\x03\x0a\x01u\x18\x07",
+    ]
+    extra = b"".join(b"\x4a" + bytes([len(kv)]) + kv for kv in odd)
+    span_bytes = span.SerializeToString() + extra
+    body = _request(Span.FromString(span_bytes))
+    native, python = _both(body)
+    assert native == python
+    assert _without_sizes(native) == _upb_view(body)
+    attributes = native[0][12]
+    assert attributes["odd"] == "x"
+    assert attributes["two"] == "b"
+    assert attributes["neg"] == -(2**63)
+    assert attributes["unset"] is None
+    assert attributes["none"] is None
+    assert attributes["k" * 200] == "long key"
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    assert len(payload) < 0x80
+    return bytes([number << 3 | 2, len(payload)]) + payload
+
+
+def test_resource_and_scope_may_follow_their_spans_on_the_wire() -> None:
+    request = ExportTraceServiceRequest()
+    rs = request.resource_spans.add()
+    rs.resource.attributes.add(key="service.name").value.string_value = "svc"
+    ss = rs.scope_spans.add()
+    ss.scope.name = "scope"
+    ss.spans.add(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="s")
+    # Re-order: spans first, then the scope; scope_spans first, then the resource.
+    ss_bytes = ss.spans[0].SerializeToString()
+    scope_field = (
+        b"\x0a" + bytes([len(ss.scope.SerializeToString())]) + ss.scope.SerializeToString()
+    )
+    ss_body = b"\x12" + bytes([len(ss_bytes)]) + ss_bytes + scope_field
+    resource = rs.resource.SerializeToString()
+    rs_body = (
+        b"\x12" + bytes([len(ss_body)]) + ss_body + b"\x0a" + bytes([len(resource)]) + resource
+    )
+    body = b"\x0a" + bytes([len(rs_body)]) + rs_body
+    native, python = _both(body)
+    assert native == python
+    assert native[0][15] == resource
+    assert native[0][16] == "scope"
+
+
+def test_malformed_input_raises_value_error_in_both() -> None:
+    good = _request(Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="s"))
+    for bad in (good[:-3], b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", b"\x0a\x05ab"):
+        for scanner in (native_scan_spans, python_scan_spans):
+            with pytest.raises(Exception):  # noqa: B017, PT011 - ValueError or upb's DecodeError
+                _scan_with(scanner, bad)
+
+
+_SAMPLE = _bodies(TESTDATA / "frameworks" / "pydantic_ai-subagent.otlp.json")[0]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_fuzzed_requests_never_crash_and_agree_with_upb(data: st.DataObject) -> None:
+    # Flip, cut or splice bytes of a real request: whatever upb accepts, both scanners read
+    # the same way; whatever it refuses, they refuse or read without crashing the process.
+    body = bytearray(_SAMPLE)
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(body) - 1))
+        action = data.draw(st.sampled_from(["flip", "cut", "insert"]))
+        if action == "flip":
+            body[at] = data.draw(st.integers(0, 255))
+        elif action == "cut":
+            del body[at : at + data.draw(st.integers(1, 16))]
+        else:
+            body[at:at] = data.draw(st.binary(min_size=1, max_size=8))
+    raw = bytes(body)
+    try:
+        expected = _upb_view(raw)
+    except Exception:
+        expected = None
+    results = []
+    for scanner in (native_scan_spans, python_scan_spans):
+        try:
+            results.append(_without_sizes(_scan_with(scanner, raw)))
+        except Exception:
+            results.append(None)
+    if expected is not None:
+        assert results == [expected, expected]
