@@ -116,6 +116,25 @@ def test_judge_fields_keep_excluded_parts_out_of_the_request(
     assert "A-42" in sent
 
 
+def test_a_shutdown_right_after_start_stops_the_workers_cleanly(
+    fake_openai_factory: Factory,
+) -> None:
+    # The workers had not run yet when shutdown cleared the runner's queue: they used to crash
+    # on it (an unretrieved task exception); now each holds its own reference.
+    server = fake_openai_factory([])
+
+    async def go() -> list[BaseException | None]:
+        runner = JudgeRunner(settings(server))
+        await runner.start()
+        tasks = list(runner._tasks)
+        await runner.shutdown(timeout=5.0)  # waiting for the drain lets the workers start
+        return [None if t.cancelled() else t.exception() for t in tasks]
+
+    outcomes = run(go())
+    assert outcomes
+    assert outcomes == [None] * len(outcomes)
+
+
 def test_shutdown_without_draining_skips_what_is_queued(fake_openai_factory: Factory) -> None:
     server = fake_openai_factory([])
 

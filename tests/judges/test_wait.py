@@ -271,7 +271,6 @@ scenarios:
         telemetry = Telemetry()
         live = LiveJudges(config, telemetry, Outbox(lambda body, n: True, telemetry))
         await live.start()
-        await asyncio.sleep(0)  # let the workers take their queue before shutdown drops it
         try:
             return live.submit(evaluate_run(config, shop_run(), deterministic_only=True))
         finally:

@@ -167,9 +167,12 @@ class JudgeRunner:
         """Start the worker tasks (in the running event loop)."""
         if self._queue is not None:
             return
-        self._queue = asyncio.Queue(self.queue_size)
+        queue: asyncio.Queue[_Item] = asyncio.Queue(self.queue_size)
+        self._queue = queue
+        # Workers get the queue itself: a shutdown before they first run clears self._queue.
         self._tasks = [
-            asyncio.create_task(self._work(), name=f"judge-worker-{i}") for i in range(self.workers)
+            asyncio.create_task(self._work(queue), name=f"judge-worker-{i}")
+            for i in range(self.workers)
         ]
 
     async def shutdown(self, *, drain: bool = True, timeout: float | None = None) -> None:
@@ -240,9 +243,7 @@ class JudgeRunner:
             return scorer.error_score(f"config: {'; '.join(exc.problems)}")
         return await scorer.ascore(trajectory, client)
 
-    async def _work(self) -> None:
-        assert self._queue is not None
-        queue = self._queue
+    async def _work(self, queue: asyncio.Queue[_Item]) -> None:
         while True:
             item = await queue.get()
             self.counters.set_queue_items(queue.qsize())
