@@ -32,16 +32,66 @@ typedef struct {
     Py_ssize_t len;
 } Field;
 
+/* A per-call open-addressing table over the caller's key dict: looking a key up in the dict
+ * needs a bytes object and its SipHash for every attribute; this needs neither. It points
+ * into the dict's own key objects, which live at least as long as the call. */
+#define TABLE_SIZE 512
+#define TABLE_FILL 256
+
+typedef struct {
+    const char *data;
+    Py_ssize_t len;
+    uint64_t hash;
+    PyObject *kept; /* borrowed from the dict */
+} Slot;
+
 typedef struct {
     PyObject *keys;
     PyObject *classify;
     PyObject *decode_value;
     PyObject *slow_kv;
     Py_ssize_t overhead;
+    int used;
+    Slot table[TABLE_SIZE];
 } Ctx;
 
-static int read_varint(const uint8_t **pos, const uint8_t *end, uint64_t *out) {
+static uint64_t fnv1a(const uint8_t *p, Py_ssize_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+static Slot *table_find(Ctx *ctx, const uint8_t *data, Py_ssize_t len, uint64_t hash) {
+    for (uint64_t i = hash;; i++) {
+        Slot *slot = &ctx->table[i & (TABLE_SIZE - 1)];
+        if (slot->data == NULL ||
+            (slot->hash == hash && slot->len == len && memcmp(slot->data, data, len) == 0))
+            return slot;
+    }
+}
+
+/* Remember a key the dict holds (key: a bytes object owned by the dict). */
+static void table_add(Ctx *ctx, PyObject *key, PyObject *kept) {
+    if (ctx->used >= TABLE_FILL || !PyBytes_Check(key)) return;
+    const uint8_t *data = (const uint8_t *)PyBytes_AS_STRING(key);
+    Py_ssize_t len = PyBytes_GET_SIZE(key);
+    uint64_t hash = fnv1a(data, len);
+    Slot *slot = table_find(ctx, data, len, hash);
+    if (slot->data != NULL) return;
+    slot->data = (const char *)data;
+    slot->len = len;
+    slot->hash = hash;
+    slot->kept = kept;
+    ctx->used++;
+}
+
+static inline int read_varint(const uint8_t **pos, const uint8_t *end, uint64_t *out) {
     const uint8_t *p = *pos;
+    if (p < end && *p < 0x80) { /* most tags and lengths: one byte */
+        *out = *p;
+        *pos = p + 1;
+        return 0;
+    }
     uint64_t result = 0;
     int shift = 0;
     while (p < end) {
@@ -65,7 +115,7 @@ static uint64_t little_endian(const uint8_t *p, int n) {
 }
 
 /* The next field at *pos; 0 on success, -1 when malformed. */
-static int next_field(const uint8_t **pos, const uint8_t *end, Field *f) {
+static inline int next_field(const uint8_t **pos, const uint8_t *end, Field *f) {
     uint64_t tag, n;
     if (read_varint(pos, end, &tag)) return -1;
     f->number = (uint32_t)(tag >> 3);
@@ -142,16 +192,21 @@ static PyObject *any_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Py_ssi
 
 /* The kept key for raw key bytes (new reference): a str, Py_None when not kept, NULL on error. */
 static PyObject *kept_key(Ctx *ctx, const uint8_t *data, Py_ssize_t len) {
+    Slot *slot = table_find(ctx, data, len, fnv1a(data, len));
+    if (slot->data != NULL) return Py_NewRef(slot->kept);
     PyObject *raw = PyBytes_FromStringAndSize((const char *)data, len);
     if (raw == NULL) return NULL;
     PyObject *kept = PyDict_GetItemWithError(ctx->keys, raw);
     if (kept != NULL) {
-        Py_INCREF(kept);
+        Py_INCREF(kept); /* a key past the table's fill: raw is not the dict's own object */
     } else if (!PyErr_Occurred()) {
         kept = PyObject_CallOneArg(ctx->classify, raw);
-        if (kept != NULL && PyDict_GET_SIZE(ctx->keys) < KEY_CACHE_LIMIT &&
-            PyDict_SetItem(ctx->keys, raw, kept) < 0)
-            Py_CLEAR(kept);
+        if (kept != NULL && PyDict_GET_SIZE(ctx->keys) < KEY_CACHE_LIMIT) {
+            if (PyDict_SetItem(ctx->keys, raw, kept) < 0)
+                Py_CLEAR(kept);
+            else
+                table_add(ctx, raw, kept); /* the dict now owns raw and kept */
+        }
     }
     Py_DECREF(raw);
     return kept;
@@ -268,17 +323,35 @@ static PyObject *span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Py_ssize_t 
     PyObject *event_tuple = events ? PyList_AsTuple(events) : PyTuple_New(0);
     Py_CLEAR(events);
     if (event_tuple == NULL) goto fail;
-    out = Py_BuildValue(
-        "(nnny#y#y#s#LKKLs#NnNOO)", i, j, k,
-        trace ? (const char *)trace : "", trace_len,
-        sid ? (const char *)sid : "", sid_len,
-        parent ? (const char *)parent : "", parent_len,
-        name ? (const char *)name : "", name_len,
-        (long long)(int32_t)kind, (unsigned long long)start, (unsigned long long)stop,
-        (long long)(int32_t)code,
-        msg ? (const char *)msg : "", msg_len,
-        attrs, size + ctx->overhead * PyDict_GET_SIZE(attrs), event_tuple, resource, scope);
-    return out; /* "N" stole attrs and event_tuple */
+    PyObject *items[17] = {
+        PyLong_FromSsize_t(i),
+        PyLong_FromSsize_t(j),
+        PyLong_FromSsize_t(k),
+        PyBytes_FromStringAndSize(trace ? (const char *)trace : "", trace_len),
+        PyBytes_FromStringAndSize(sid ? (const char *)sid : "", sid_len),
+        PyBytes_FromStringAndSize(parent ? (const char *)parent : "", parent_len),
+        PyUnicode_DecodeUTF8(name ? (const char *)name : "", name_len, NULL),
+        PyLong_FromLong((int32_t)kind),
+        PyLong_FromUnsignedLongLong(start),
+        PyLong_FromUnsignedLongLong(stop),
+        PyLong_FromLong((int32_t)code),
+        PyUnicode_DecodeUTF8(msg ? (const char *)msg : "", msg_len, NULL),
+        attrs,
+        PyLong_FromSsize_t(size + ctx->overhead * PyDict_GET_SIZE(attrs)),
+        event_tuple,
+        Py_NewRef(resource),
+        Py_NewRef(scope),
+    };
+    out = PyTuple_New(17);
+    for (int n = 0; n < 17; n++) {
+        if (items[n] == NULL || out == NULL) {
+            for (int m = 0; m < 17; m++) Py_XDECREF(items[m]);
+            Py_XDECREF(out);
+            return NULL;
+        }
+    }
+    for (int n = 0; n < 17; n++) PyTuple_SET_ITEM(out, n, items[n]); /* steals */
+    return out;
 fail:
     Py_XDECREF(events);
     Py_DECREF(attrs);
@@ -291,6 +364,11 @@ static PyObject *scan_spans(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*O!OOOn", &body, &PyDict_Type, &ctx.keys, &ctx.classify,
                           &ctx.decode_value, &ctx.slow_kv, &ctx.overhead))
         return NULL;
+    ctx.used = 0;
+    memset(ctx.table, 0, sizeof ctx.table);
+    Py_ssize_t at = 0;
+    PyObject *key, *kept;
+    while (PyDict_Next(ctx.keys, &at, &key, &kept)) table_add(&ctx, key, kept);
     PyObject *out = PyList_New(0);
     const uint8_t *p = body.buf, *end = p + body.len;
     Py_ssize_t i = -1;
@@ -363,6 +441,8 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, methods};
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, .m_name = "_scan", .m_size = -1, .m_methods = methods,
+};
 
 PyMODINIT_FUNC PyInit__scan(void) { return PyModule_Create(&module); }
