@@ -16,13 +16,14 @@ from tracescore.trajectory._classify import classify
 from tracescore.trajectory._options import BuildOptions, BuildResult
 from tracescore.trajectory._pydantic_ai import is_output_tool
 from tracescore.trajectory._steps import RunParts, build_steps
-from tracescore.trajectory._tree import Issues, Node, build_forest
+from tracescore.trajectory._tree import NODE_KEY, Issues, Node, build_forest
 from tracescore.trajectory._values import clean_text
 from tracescore.trajectory._views import SpanView
 
 __all__ = ["build_trajectories"]
 
 _HINT_ROLES = ("other", "agent")
+_DEFAULT_OPTIONS = BuildOptions()  # frozen, so one instance serves every call
 
 
 def build_trajectories(
@@ -33,10 +34,18 @@ def build_trajectories(
     Never raises on bad spans: each problem becomes a counted warning naming the trace.
     Trajectories come ordered by trace (earliest start, then trace id), then by run start.
     """
-    options = options or BuildOptions()
+    options = options or _DEFAULT_OPTIONS
     by_trace: dict[str, list[SpanRecord]] = {}
     for span in spans:
-        by_trace.setdefault(span.trace_id, []).append(span)
+        group = by_trace.get(span.trace_id)
+        if group is None:
+            by_trace[span.trace_id] = [span]
+        else:
+            group.append(span)
+    if len(by_trace) == 1:  # one trace (what the service builds): no order of traces to decide
+        ((trace_id, trace_spans),) = by_trace.items()
+        trajectories, warnings = _build_trace(trace_id, trace_spans, options)
+        return BuildResult(trajectories, warnings)
     traces: list[tuple[tuple[int, str], list[Trajectory], list[str]]] = []
     for trace_id, trace_spans in by_trace.items():
         trajectories, warnings = _build_trace(trace_id, trace_spans, options)
@@ -57,17 +66,22 @@ def _build_trace(
     nodes, roots = build_forest(spans, issues)
     for node in nodes:
         try:
-            node.view = classify(node.span, options)
+            view = node.view = classify(node.span, options)
         except Exception as exc:  # a reader bug must cost one span, never the trace
             issues.add("spans that could not be read", f"{node.span_id}: {exc!r}"[:200])
             node.view = None
-        if node.view is not None:
-            for warning in node.view.warnings:
+            continue
+        if view is not None and view.warnings:
+            for warning in view.warnings:
                 issues.add(warning, node.span_id)
     runs = _assign_owners(roots, options, issues)
     members: dict[Node | None, list[Node]] = {}
     for node in nodes:  # nodes are in (start, end, span id) order, so members are too
-        members.setdefault(node.owner, []).append(node)
+        group = members.get(node.owner)
+        if group is None:
+            members[node.owner] = [node]
+        else:
+            group.append(node)
     if not runs:
         if not roots:
             return [], issues.messages()
@@ -84,9 +98,16 @@ def _build_trace(
     for run_node in reversed(runs):  # preorder reversed: sub-agents before their parents
         trajectory = _build_run(run_node, members.get(run_node, []), built, options)
         trajectories.append(trajectory)
+    # Parent and child links make every trace's nodes one reference cycle, which only the
+    # cyclic GC can free: in `serve` that was over 40% of the CPU (tens of thousands of
+    # nodes, views and lists per collection). Cutting the downward links leaves upward ones
+    # only, so reference counting frees the nodes as soon as this returns.
+    for node in nodes:
+        node.children = []
     messages = issues.messages()
-    out = [_finish(t, complete, messages) for t in sorted(trajectories, key=_trajectory_key)]
-    return out, messages
+    if len(trajectories) > 1:
+        trajectories.sort(key=_trajectory_key)
+    return [_finish(t, complete, messages) for t in trajectories], messages
 
 
 def _assign_owners(roots: list[Node], options: BuildOptions, issues: Issues) -> list[Node]:
@@ -95,27 +116,31 @@ def _assign_owners(roots: list[Node], options: BuildOptions, issues: Issues) -> 
     stack: list[tuple[Node, Node | None, int, Node | None]] = [
         (root, None, 0, None) for root in reversed(roots)
     ]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, owner, depth, tool = stack.pop()
+        node, owner, depth, tool = pop()
         node.owner = owner
         node.tool_ancestor = tool
-        role = node.view.role if node.view is not None else None
-        child_owner, child_depth, child_tool = owner, depth, tool
-        if role == "agent":
-            if depth < options.max_agent_depth:
-                node.is_run = True
-                runs.append(node)
-                child_owner, child_depth, child_tool = node, depth + 1, None
-            else:
-                issues.add(
-                    f"agent spans nested deeper than {options.max_agent_depth} "
-                    "(read as part of their parent run)",
-                    node.span_id,
-                )
-        elif role == "tool":
-            child_tool = node
-        for child in reversed(node.children):
-            stack.append((child, child_owner, child_depth, child_tool))
+        view = node.view
+        if view is not None:
+            role = view.role
+            if role == "agent":
+                if depth < options.max_agent_depth:
+                    node.is_run = True
+                    runs.append(node)
+                    owner, depth, tool = node, depth + 1, None
+                else:
+                    issues.add(
+                        f"agent spans nested deeper than {options.max_agent_depth} "
+                        "(read as part of their parent run)",
+                        node.span_id,
+                    )
+            elif role == "tool":
+                tool = node
+        # Now what this node's children inherit: pushed in reverse, so popped in order.
+        if node.children:
+            for child in reversed(node.children):
+                push((child, owner, depth, tool))
     return runs
 
 
@@ -127,64 +152,75 @@ def _build_run(
 ) -> Trajectory:
     view = run_node.view if run_node.view is not None else SpanView("other", "none")
     is_agent = run_node.is_run
-    # The trace-root run (no agent span) also counts the root itself when it is a step.
-    steps_from = members if is_agent else [run_node, *members]
-    steps_from = sorted({id(n): n for n in steps_from}.values(), key=lambda n: n.key)
-    models = [n for n in steps_from if n.view is not None and n.view.role == "model"]
-    tools = [n for n in steps_from if n.view is not None and n.view.role == "tool"]
-    # With no agent span, `other` spans (a workflow root, Vercel's ai.generateText) lend the
-    # run its name, input and output; the root's own view comes first.
-    hints = (
-        [view]
-        if is_agent
-        else [n.view for n in steps_from if n.view is not None and n.view.role in _HINT_ROLES]
-    )
-    if not is_agent and run_node.view is not None and run_node.view.role in _HINT_ROLES:
-        hints.remove(run_node.view)
-        hints.insert(0, run_node.view)
-    agent = _first(h.agent_name for h in hints) or (
-        clean_text(run_node.span.name) if is_agent else None
-    )
+    hints: list[SpanView]
+    agent: str | None
+    if is_agent:
+        # Members come in node order, (start, end, span id), and never hold their own run node.
+        steps_from = members
+        hints = [view]
+        agent = view.agent_name or clean_text(run_node.span.name)
+    else:
+        # The trace-root run (no agent span) also counts the root itself when it is a step.
+        steps_from = sorted({id(n): n for n in [run_node, *members]}.values(), key=NODE_KEY)
+        # With no agent span, `other` spans (a workflow root, Vercel's ai.generateText) lend
+        # the run its name, input and output; the root's own view comes first.
+        hints = [n.view for n in steps_from if n.view is not None and n.view.role in _HINT_ROLES]
+        if run_node.view is not None and run_node.view.role in _HINT_ROLES:
+            hints.remove(run_node.view)
+            hints.insert(0, run_node.view)
+        agent = _first(h.agent_name for h in hints)
+    models: list[Node] = []
+    tools: list[Node] = []
     subagents: list[tuple[Node, AgentStep]] = []
     for node in steps_from:
-        if node.is_run and node is not run_node and node in built:
+        step_view = node.view
+        if step_view is None:
+            continue
+        role = step_view.role
+        if role == "model":
+            models.append(node)
+        elif role == "tool":
+            tools.append(node)
+        elif node.is_run and node is not run_node and node in built:
             name, sub_steps = built[node]
-            subagents.append(
-                (
-                    node,
-                    AgentStep(
-                        name=name or clean_text(node.span.name),
-                        span_id=node.span_id,
-                        start_ns=node.span.start_ns or None,
-                        end_ns=node.span.end_ns or None,
-                        steps=sub_steps,
-                    ),
-                )
+            sub = node.span
+            # Positional: name, span id, start, end, steps.
+            step = AgentStep(
+                name or clean_text(sub.name),
+                node.span_id,
+                sub.start_ns or None,
+                sub.end_ns or None,
+                sub_steps,
             )
+            subagents.append((node, step))
+    fallback = view.role == "agent"
     parts = RunParts(
-        agent=agent,
-        run_node=run_node,
-        models=models,
-        tools=tools,
-        subagents=subagents,
-        fallback_requests=view.requests or () if view.role == "agent" else (),
-        fallback_responses=view.responses if view.role == "agent" else None,
+        agent,
+        run_node,
+        models,
+        tools,
+        subagents,
+        view.requests or () if fallback else (),
+        view.responses if fallback else None,
     )
     steps = build_steps(parts, options)
     built[run_node] = (agent, steps)
     span = run_node.span
+    # Positional (keywords cost several times more), in field order: trace id, span id, agent,
+    # input, output, available tools, steps, start, end, complete, attributes, resource.
     return Trajectory(
-        trace_id=span.trace_id,
-        span_id=run_node.span_id,
-        agent=agent,
-        input=_input(hints, models),
-        output=_output(hints, models),
-        available_tools=_tools(hints, models, options),
-        steps=steps,
-        start_ns=span.start_ns or None,
-        end_ns=span.end_ns or None,
-        attributes=dict(span.attributes),
-        resource=span.resource,
+        span.trace_id,
+        run_node.span_id,
+        agent,
+        _input(hints, models),
+        _output(hints, models),
+        _tools(hints, models, options),
+        steps,
+        span.start_ns or None,
+        span.end_ns or None,
+        True,
+        dict(span.attributes),
+        span.resource,
     )
 
 
@@ -208,9 +244,11 @@ def _input(hints: list[SpanView], models: list[Node]) -> str | None:
             return text
     for node in models:
         assert node.view is not None
-        text = _resolve(node.view.input)
-        if text:
-            return text
+        value = node.view.input
+        if value is not None:  # most model spans recorded no input: skip the call
+            text = _resolve(value)
+            if text:
+                return text
     return None
 
 
@@ -231,6 +269,8 @@ def _tools(hints: list[SpanView], models: list[Node], options: BuildOptions) -> 
     sources = [h.tools for h in hints if h.tools]
     if not sources:
         sources = [n.view.tools for n in models if n.view is not None and n.view.tools]
+        if not sources:
+            return ()
     excluded = set(options.output_tool_names)
     for node in models:
         if node.view is not None and node.view.output_tool_names:

@@ -118,7 +118,24 @@ _BY_MASK: tuple[tuple[Convention, ...], ...] = tuple(
 )
 
 
+# The candidates depend only on the scope, the name and the attribute keys, and a service
+# sees the same few shapes of span all day: remembered per shape (a tuple of those costs a
+# third of testing every marker). Bounded: cleared when full, so odd input costs only time.
+_SHAPES: dict[tuple[str, ...], tuple[Convention, ...]] = {}
+_MAX_SHAPES = 4096
+
+
 def _candidates(span: SpanRecord) -> tuple[Convention, ...]:
+    shape = (span.scope, span.name, *span.attributes)
+    found = _SHAPES.get(shape)
+    if found is None:
+        if len(_SHAPES) >= _MAX_SHAPES:
+            _SHAPES.clear()
+        found = _SHAPES[shape] = _marked(span)
+    return found
+
+
+def _marked(span: SpanRecord) -> tuple[Convention, ...]:
     # Bits in CONVENTIONS order.
     attrs = span.attributes
     name = span.name

@@ -7,6 +7,8 @@ Source: conventions.md §1 and the §8 table.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.trajectory._common import error_info, name_suffix
@@ -21,7 +23,7 @@ from tracescore.trajectory._messages import (
 )
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._values import as_int, as_text, clean_id, parse_lenient, truncate
-from tracescore.trajectory._views import Convention, SpanView
+from tracescore.trajectory._views import MISSING, Convention, SpanView, model_view, tool_view
 
 __all__ = ["GENAI", "cut", "read_agent", "read_model", "read_tool"]
 
@@ -46,12 +48,9 @@ def read(span: SpanRecord, options: BuildOptions) -> SpanView | None:
     op = _operation(span)
     if op is None:
         return None
-    if op == semconv.OP_EXECUTE_TOOL:
-        return read_tool(span, options, NAME)
-    if op == semconv.OP_INVOKE_AGENT:
-        return read_agent(span, options, NAME)
-    if op in semconv.MODEL_OPERATIONS:
-        return read_model(span, options, NAME)
+    reader = _READERS.get(op)
+    if reader is not None:
+        return reader(span, options, NAME)
     # create_agent, invoke_workflow, embeddings, ...: not steps of a trajectory.
     return SpanView("other", NAME)
 
@@ -61,23 +60,23 @@ def read_tool(span: SpanRecord, options: BuildOptions, convention: str) -> SpanV
     attrs = span.attributes
     limit = options.max_value_chars
     failed, error_type, message = error_info(span)
-    view = SpanView(
-        "tool",
+    view = tool_view(
         convention,
-        tool_name=as_text(attrs.get(semconv.GEN_AI_TOOL_NAME))
+        as_text(attrs.get(semconv.GEN_AI_TOOL_NAME))
         or name_suffix(span.name, semconv.OP_EXECUTE_TOOL),
-        call_id=clean_id(attrs.get(semconv.GEN_AI_TOOL_CALL_ID)),
-        error=failed,
-        error_type=error_type,
-        error_message=message,
+        clean_id(attrs.get(semconv.GEN_AI_TOOL_CALL_ID)),
+        failed,
+        error_type,
+        message,
     )
-    if semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attrs:
-        view.arguments = parse_lenient(attrs[semconv.GEN_AI_TOOL_CALL_ARGUMENTS], limit)
-    if semconv.GEN_AI_TOOL_CALL_RESULT in attrs:
-        raw = attrs[semconv.GEN_AI_TOOL_CALL_RESULT]
-        view.result = parse_lenient(raw, limit)
+    raw = attrs.get(semconv.GEN_AI_TOOL_CALL_ARGUMENTS, MISSING)
+    if raw is not MISSING:
+        view.arguments = parse_lenient(raw, limit)
+    raw = attrs.get(semconv.GEN_AI_TOOL_CALL_RESULT, MISSING)
+    if raw is not MISSING:
+        result = view.result = parse_lenient(raw, limit)
         # MCP: a CallToolResult with isError is a failed call even when the span is not.
-        if response_flags(view.result)[1] and not failed:
+        if not failed and isinstance(result, dict) and response_flags(result)[1]:
             view.error = True
             view.error_type = semconv.MCP_TOOL_ERROR
     return view
@@ -113,22 +112,23 @@ def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> Span
     """An inference span: tokens, the calls the model requested, and (lazily) the responses."""
     attrs = span.attributes
     limit = options.max_value_chars
-    outputs = parse_messages(attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES))
+    raw_outputs = attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES)
+    # Without output messages (content capture off, the common case) there is nothing to parse.
+    outputs = parse_messages(raw_outputs) if raw_outputs is not None else []
     raw_inputs = attrs.get(semconv.GEN_AI_INPUT_MESSAGES)
     input_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_INPUT_TOKENS))
+    if input_tokens is None:
+        input_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_PROMPT_TOKENS))
     output_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_OUTPUT_TOKENS))
-    view = SpanView(
-        "model",
+    if output_tokens is None:
+        output_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_COMPLETION_TOKENS))
+    view = model_view(
         convention,
-        model=as_text(attrs.get(semconv.GEN_AI_RESPONSE_MODEL))
+        as_text(attrs.get(semconv.GEN_AI_RESPONSE_MODEL))
         or as_text(attrs.get(semconv.GEN_AI_REQUEST_MODEL)),
-        input_tokens=input_tokens
-        if input_tokens is not None
-        else as_int(attrs.get(semconv.GEN_AI_USAGE_PROMPT_TOKENS)),
-        output_tokens=output_tokens
-        if output_tokens is not None
-        else as_int(attrs.get(semconv.GEN_AI_USAGE_COMPLETION_TOKENS)),
-        output=cut(last_assistant_text(outputs), limit),
+        input_tokens,
+        output_tokens,
+        cut(last_assistant_text(outputs), limit) if outputs else None,
     )
     if semconv.GEN_AI_OUTPUT_MESSAGES in attrs:
         view.requests = tool_requests(outputs)
@@ -138,6 +138,13 @@ def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> Span
         view.input = lambda: cut(first_user_text(parse_messages(raw_inputs)), limit)
         view.responses = lambda: tool_responses(parse_messages(raw_inputs))
     return view
+
+
+_READERS: dict[str, Callable[[SpanRecord, BuildOptions, str], SpanView]] = {
+    semconv.OP_EXECUTE_TOOL: read_tool,
+    semconv.OP_INVOKE_AGENT: read_agent,
+    **dict.fromkeys(semconv.MODEL_OPERATIONS, read_model),
+}
 
 
 def cut(text: str | None, limit: int) -> str | None:

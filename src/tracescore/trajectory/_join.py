@@ -30,6 +30,8 @@ def join(requests: list[Request], executions: list[Node]) -> list[Node]:
     An execution with an id may only take a request without one (and vice versa): two
     different ids are two different calls. Per-name queues keep this linear.
     """
+    if not requests:  # nothing was requested (content capture off): every execution stands alone
+        return list(executions)
     by_id: dict[str, Request] = {}
     for item in requests:
         if item.request.call_id is not None:

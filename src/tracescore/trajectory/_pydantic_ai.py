@@ -11,6 +11,7 @@ Source: conventions.md §5.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -53,7 +54,13 @@ def is_output_tool(name: str | None, names: tuple[str, ...]) -> bool:
     """True for an output tool: `final_result`, or `final_result_<Type>` with several outputs."""
     if not name:
         return False
-    return any(name == n or name.startswith(n + "_") for n in names)
+    return name in names or name.startswith(_suffixed(names))
+
+
+@functools.lru_cache(maxsize=64)  # bounded: span attributes add names
+def _suffixed(names: tuple[str, ...]) -> tuple[str, ...]:
+    # Asked once per tool call with the same few name tuples: built once per tuple.
+    return tuple(n + "_" for n in names)
 
 
 def _is_pydantic_ai(span: SpanRecord) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from tracescore import semconv
@@ -43,13 +44,17 @@ def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
     output_tools = set(options.output_tool_names)
     requests: list[Request] = []
     seen_ids: set[str] = set()
+    recorded = False
     for model in parts.models:
         view = model.view
         assert view is not None
         if view.output_tool_names:
             output_tools.update(view.output_tool_names)
+        if view.requests is None:
+            continue
+        recorded = True
         anchor = model.span.end_ns or model.span.start_ns
-        for request in view.requests or ():
+        for request in view.requests:
             if request.call_id is not None:
                 if request.call_id in seen_ids:
                     continue  # the same call recorded twice (e.g. a retried stream)
@@ -57,7 +62,6 @@ def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
             requests.append(Request(request, anchor))
     # The agent span's own record of the exchange is a fallback for runs whose model spans
     # recorded no output messages at all (content capture off on chat spans, or no chat spans).
-    recorded = any(m.view is not None and m.view.requests is not None for m in parts.models)
     if not recorded and parts.fallback_requests:
         anchor = parts.run_node.span.start_ns
         for request in parts.fallback_requests:
@@ -95,18 +99,22 @@ def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
         view = node.view
         assert view is not None
         span = node.span
+        # Positional, in field order: model, input and output tokens, start, end, span id.
         step = ModelCall(
-            model=view.model,
-            input_tokens=view.input_tokens,
-            output_tokens=view.output_tokens,
-            start_ns=span.start_ns or None,
-            end_ns=span.end_ns or None,
-            span_id=node.span_id,
+            view.model,
+            view.input_tokens,
+            view.output_tokens,
+            span.start_ns or None,
+            span.end_ns or None,
+            node.span_id,
         )
         others.append((node.key, step))
     others.extend((node.key, step) for node, step in parts.subagents)
-    others.sort(key=lambda pair: pair[0])
+    others.sort(key=_FIRST)
     return _merge(requested, others)
+
+
+_FIRST = itemgetter(0)
 
 
 def _executions(tools: list[Node]) -> list[Node]:
@@ -156,19 +164,22 @@ def _executed(
     if arguments is MISSING:
         arguments = lenient(request.arguments, options.max_value_chars) if request else None
     name = view.tool_name or (request.name if request else None) or clean_text(node.span.name)
+    span = node.span
+    failed = status == "error"
+    # Positional, in field order (one is built per tool call).
     return ToolCall(
-        name=name,
-        call_id=view.call_id or (request.call_id if request else None),
-        arguments=None if arguments is MISSING else arguments,
-        result=None if view.result is MISSING else view.result,
-        status=status,
-        error_type=view.error_type if status == "error" else None,
-        error_message=view.error_message if status == "error" else None,
-        pause_reason=view.pause_reason,
-        start_ns=node.span.start_ns or None,
-        end_ns=node.span.end_ns or None,
-        span_id=node.span_id,
-        agent=agent,
+        name,
+        view.call_id or (request.call_id if request else None),
+        None if arguments is MISSING else arguments,
+        None if view.result is MISSING else view.result,
+        status,
+        view.error_type if failed else None,
+        view.error_message if failed else None,
+        view.pause_reason,
+        span.start_ns or None,
+        span.end_ns or None,
+        node.span_id,
+        agent,
     )
 
 

@@ -10,36 +10,57 @@ limit. Sorting by (start, end, span id) makes the result independent of arrival 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from operator import attrgetter
 
 from tracescore.model.span import SpanRecord
 from tracescore.trajectory._views import SpanView
 
-__all__ = ["Issues", "Node", "build_forest"]
+__all__ = ["NODE_KEY", "Issues", "Node", "build_forest"]
 
 _MAX_OTLP_KIND = 5
 
 
-@dataclass(slots=True, eq=False)
 class Node:
-    """A span in the repaired tree, with its classification."""
+    """A span in the repaired tree, with its classification.
 
-    span: SpanRecord
-    span_id: str
-    parent: Node | None = None
-    children: list[Node] = field(default_factory=list)
-    view: SpanView | None = None
-    state: int = 0
-    # Set by the builder: the nearest tool span above this one inside the same run, the run
-    # this span is a step of, and whether the span is itself the agent span of a run.
-    tool_ancestor: Node | None = None
-    owner: Node | None = None
-    is_run: bool = False
+    A plain slotted class with a positional constructor: one is built per span, and its sort
+    key is computed once here because ordering steps and runs reads it many times.
+    """
 
-    @property
-    def key(self) -> tuple[int, int, str]:
-        """The deterministic order of steps and runs: start, end, span id."""
-        return (self.span.start_ns, self.span.end_ns, self.span_id)
+    __slots__ = (
+        "children",
+        "is_run",
+        "key",
+        "owner",
+        "parent",
+        "span",
+        "span_id",
+        "state",
+        "tool_ancestor",
+        "view",
+    )
+
+    def __init__(self, span: SpanRecord, span_id: str) -> None:
+        self.span = span
+        self.span_id = span_id
+        # The deterministic order of steps and runs: start, end, span id.
+        self.key: tuple[int, int, str] = (span.start_ns, span.end_ns, span_id)
+        self.parent: Node | None = None
+        self.children: list[Node] = []
+        self.view: SpanView | None = None
+        self.state = 0
+        # Set by the builder: the nearest tool span above this one inside the same run, the run
+        # this span is a step of, and whether the span is itself the agent span of a run.
+        self.tool_ancestor: Node | None = None
+        self.owner: Node | None = None
+        self.is_run = False
+
+    def __repr__(self) -> str:
+        return f"Node({self.span_id!r})"
+
+
+NODE_KEY = attrgetter("key")
+"""Sort key of nodes (a C-level getter: cheaper than a lambda)."""
 
 
 class Issues:
@@ -111,12 +132,18 @@ def build_forest(spans: Iterable[SpanRecord], issues: Issues) -> tuple[list[Node
         if _richness(span) > _richness(kept):
             by_id[sid] = span
     nodes = [Node(span, sid) for sid, span in by_id.items()]
-    no_id.sort(key=lambda s: (s.start_ns, s.end_ns, s.name, _richness(s)))
-    for index, span in enumerate(no_id):
-        issues.add("spans without a span id (given a synthetic one)", repr(span.name))
-        nodes.append(Node(span, f"missing-{index}"))
-    nodes.sort(key=lambda n: n.key)
-    index_by_id = {n.span_id: n for n in nodes}
+    index_by_id: dict[str, Node] = {}
+    if no_id:
+        no_id.sort(key=lambda s: (s.start_ns, s.end_ns, s.name, _richness(s)))
+        for index, span in enumerate(no_id):
+            issues.add("spans without a span id (given a synthetic one)", repr(span.name))
+            nodes.append(Node(span, f"missing-{index}"))
+        nodes.sort(key=NODE_KEY)
+        # A synthetic id may equal a real one: the later node in order wins, as it always did.
+        index_by_id = {n.span_id: n for n in nodes}
+    else:  # ids are unique: the index needs no order
+        index_by_id = dict(zip(by_id, nodes, strict=True))
+        nodes.sort(key=NODE_KEY)
     for node in nodes:
         span = node.span
         if not 0 <= span.kind <= _MAX_OTLP_KIND:
@@ -152,6 +179,13 @@ def build_forest(spans: Iterable[SpanRecord], issues: Issues) -> tuple[list[Node
 def _cut_cycles(nodes: list[Node], issues: Issues) -> None:
     # state: 0 unseen, 1 on the current upward walk, 2 known to reach a root.
     for start in nodes:
+        if start.state:
+            continue  # reached from an earlier start
+        parent = start.parent
+        if parent is None or parent.state == 2:
+            # Fast path: nodes come in start order, so a parent is usually known already.
+            start.state = 2
+            continue
         path: list[Node] = []
         current: Node | None = start
         while current is not None and current.state == 0:
@@ -160,7 +194,7 @@ def _cut_cycles(nodes: list[Node], issues: Issues) -> None:
             current = current.parent
         if current is not None and current.state == 1:
             cycle = path[path.index(current) :]
-            breaker = min(cycle, key=lambda n: n.key)
+            breaker = min(cycle, key=NODE_KEY)
             breaker.parent = None
             issues.add("parent cycles (cut)", " -> ".join(n.span_id for n in cycle[:5]))
             issues.incomplete = True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tracescore.model.span import AttrValue, SpanRecord
@@ -54,7 +54,8 @@ def clean_text(text: str) -> str:
 def as_text(value: object) -> str | None:
     """A value as text: strings as they are, bytes decoded leniently, others None."""
     if isinstance(value, str):
-        return clean_text(value)
+        # ASCII needs no cleaning; checked here too because this runs for most attributes read.
+        return value if value.isascii() else clean_text(value)
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return None
@@ -73,6 +74,8 @@ def clean_id(value: object) -> str | None:
 
 def as_int(value: object) -> int | None:
     """An integer count, or None (bools are not counts)."""
+    if value.__class__ is int:  # the common case, first (a bool's class is bool)
+        return value
     # bool before int: bool subclasses int, and True is not a token count.
     if isinstance(value, bool):
         return None
@@ -106,7 +109,7 @@ def parse_json(value: object) -> Any:
         if not stripped or stripped[0] not in _JSON_STARTS:
             return None
         try:
-            return json.loads(stripped)
+            return _loads(_PLAIN_SCAN, stripped)
         except (ValueError, RecursionError):
             return None
     if isinstance(value, tuple):
@@ -129,12 +132,13 @@ def parse_lenient(value: object, limit: int) -> Any:
         if not stripped or stripped[0] not in _JSON_STARTS:
             return clean_text(value)
         try:
-            parsed = _DECODER.decode(stripped)
+            parsed = _loads(_SCAN, stripped)
         except (ValueError, RecursionError):
             return clean_text(value)
         # Fast path: a document within the limit has no longer string inside, and without
-        # NaN (refused above) or escaped surrogates it is already JSON-safe.
-        if ("\\u" in stripped and _SURROGATE_ESCAPE.search(stripped)) or (
+        # NaN (refused above) or escaped surrogates it is already JSON-safe. (A one-character
+        # search is much cheaper than a two-character one, and most documents have no `\`.)
+        if ("\\" in stripped and _SURROGATE_ESCAPE.search(stripped)) or (
             not stripped.isascii() and clean_text(stripped) is not stripped
         ):
             return json_safe(parsed, limit)
@@ -148,6 +152,31 @@ def _no_constant(name: str) -> Any:
 
 # NaN and Infinity are not JSON; a document holding them stays text. One decoder for all calls.
 _DECODER = json.JSONDecoder(parse_constant=_no_constant)
+# `json.loads` without options: messages and tool lists accept what Python's json accepts.
+_PLAIN_DECODER = json.JSONDecoder()
+
+
+# The decoders' own C scanners: `JSONDecoder.__init__` sets `scan_once`, which typeshed omits.
+_Scanner = Callable[[str, int], tuple[Any, int]]
+_SCAN: _Scanner = _DECODER.scan_once  # type: ignore[attr-defined]
+_PLAIN_SCAN: _Scanner = _PLAIN_DECODER.scan_once  # type: ignore[attr-defined]
+
+
+def _loads(scan: _Scanner, stripped: str) -> Any:
+    """The JSON document `stripped` (no surrounding whitespace), parsed by `scan`.
+
+    `decoder.decode(text)` is `raw_decode` between two whitespace regex matches, and
+    `raw_decode` calls the decoder's C scanner. With no whitespace to skip, calling the scanner
+    directly parses the same way without two Python frames and two regex matches; the text is
+    a document exactly when the scanner consumes all of it.
+    """
+    try:
+        parsed, end = scan(stripped, 0)
+    except StopIteration:
+        raise ValueError("expecting a JSON value") from None
+    if end != len(stripped):
+        raise ValueError(f"extra data after the JSON document at {end}")
+    return parsed
 
 
 def json_safe(value: object, limit: int, _depth: int = 0) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any, Literal, TypeAlias
 
 from tracescore.model import record
@@ -29,6 +30,8 @@ __all__ = [
     "ToolRequest",
     "clean_view",
     "merge_views",
+    "model_view",
+    "tool_view",
 ]
 
 Role: TypeAlias = Literal["agent", "tool", "model", "other"]
@@ -109,6 +112,35 @@ class SpanView:
     warnings: list[str] = field(default_factory=list)
 
 
+def tool_view(
+    convention: str,
+    tool_name: str | None,
+    call_id: str | None,
+    error: bool,
+    error_type: str | None,
+    error_message: str | None,
+) -> SpanView:
+    """A `tool` view, built positionally: one is built per span, and keywords cost 3 times more."""
+    return SpanView(
+        "tool", convention, None, None, None, None, tool_name, call_id, MISSING, MISSING, error,
+        error_type, error_message,
+    )  # fmt: skip
+
+
+def model_view(
+    convention: str,
+    model: str | None,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    output: str | None,
+) -> SpanView:
+    """A `model` view, built positionally like `tool_view`."""
+    return SpanView(
+        "model", convention, None, None, output, None, None, None, MISSING, MISSING, None, None,
+        None, None, None, model, input_tokens, output_tokens,
+    )  # fmt: skip
+
+
 _MERGED = tuple(
     f.name for f in fields(SpanView) if f.name not in ("role", "convention", "warnings")
 )
@@ -137,6 +169,7 @@ def merge_views(views: list[SpanView]) -> SpanView | None:
 
 
 _TEXT_FIELDS = ("agent_name", "output", "tool_name", "error_type", "error_message", "model")
+_TEXT_VALUES = attrgetter(*_TEXT_FIELDS)
 
 
 def clean_view(view: SpanView) -> SpanView:
@@ -145,13 +178,25 @@ def clean_view(view: SpanView) -> SpanView:
     Readers take some names straight from span names and status messages, which a JSON
     decoder may have filled with lone surrogates; the output must never fail to encode.
     """
+    # Fast path, all in C: the texts set, joined, are ASCII (most views), so none needs
+    # cleaning. Anything else (or a value that is not text) takes the field-by-field path.
+    try:
+        ascii_only = "".join(filter(None, _TEXT_VALUES(view))).isascii()
+    except TypeError:
+        ascii_only = False
+    if not ascii_only:
+        _clean_text_fields(view)
+    tools = view.tools
+    if tools and not all(t.isascii() for t in tools):
+        view.tools = tuple(clean_text(t) for t in tools)
+    return view
+
+
+def _clean_text_fields(view: SpanView) -> None:
     for name in _TEXT_FIELDS:
         value = getattr(view, name)
         if isinstance(value, str) and not value.isascii():
             setattr(view, name, clean_text(value))
-    if view.tools and not all(t.isascii() for t in view.tools):
-        view.tools = tuple(clean_text(t) for t in view.tools)
-    return view
 
 
 @dataclass(frozen=True, slots=True)
