@@ -47,6 +47,10 @@ _MAX_PROBLEMS = 5
 RECORD_OVERHEAD = 600
 
 
+def _keep_nothing(key: str) -> bool:
+    return False
+
+
 class _Trace:
     __slots__ = ("anchored", "first", "held", "hex", "last", "nbytes", "records")
 
@@ -90,7 +94,8 @@ class Assembler:
         self._forwarding = mode == "forward"
         self._scoring = scoring
         self._clock = clock
-        self._reader = SpanReader(hooks.keep_key)
+        # Without scenarios only ids are read: no attribute is worth decoding.
+        self._reader = SpanReader(hooks.keep_key if scoring else _keep_nothing)
         self._traces: dict[bytes, _Trace] = {}  # insertion order = order of first span
         self._anchored: collections.OrderedDict[bytes, _Trace] = collections.OrderedDict()
         self._scored: collections.OrderedDict[bytes, None] = collections.OrderedDict()

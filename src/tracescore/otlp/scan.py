@@ -151,6 +151,9 @@ class SpanReader:
             self._names.clear()
         raw_events = span[14]
         events = tuple(_event(raw) for raw in raw_events) if raw_events else ()
+        resource = self._resources.get(span[15])
+        if resource is None:
+            resource = self.resource(span[15])
         return SpanRecord(
             trace_id,
             span_id.hex(),
@@ -163,7 +166,7 @@ class SpanReader:
             message,
             attributes,
             events,
-            self.resource(span[15]),
+            resource,
             span[16],
         )
 
