@@ -6,12 +6,15 @@ import json
 
 import pytest
 
+from tracescore import semconv
 from tracescore.trajectory._messages import (
     first_user_text,
     input_text,
     last_assistant_text,
+    may_be_error_result,
     output_text,
     parse_messages,
+    response_flags,
     tool_names,
     tool_requests,
     tool_responses,
@@ -101,3 +104,18 @@ def test_user_and_assistant_text_with_parts_or_plain_content() -> None:
 )
 def test_generic_input_and_output_values(value: str, user: str, answer: str) -> None:
     assert (input_text(value), output_text(value)) == (user, answer)
+
+
+@pytest.mark.parametrize(
+    "failed",
+    [
+        {semconv.MCP_IS_ERROR: True},
+        *({semconv.PART_TYPE: t} for t in sorted(semconv.RESPONSE_ERROR_TYPES)),
+    ],
+)
+def test_text_of_every_failed_result_shape_may_be_an_error(failed: dict[str, object]) -> None:
+    # The builder parses a result while building only when this says it may be a failure.
+    assert response_flags(failed)[1]
+    assert may_be_error_result(json.dumps(failed))
+    assert may_be_error_result(json.dumps(failed).replace("r", "\\u0072"))
+    assert not may_be_error_result(json.dumps({"query": "alpha", "rows": [1, 2]}))

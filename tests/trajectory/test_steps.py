@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import pickle
+
+import pytest
 
 from tracescore.model import ModelCall, SpanEvent, StatusCode, ToolCall
 from tracescore.otlp import decode_json_request
@@ -226,6 +229,42 @@ def test_error_from_an_mcp_is_error_result() -> None:
     spans = [agent(1, "a"), tool(2, 1, 5, "mcp", **{"gen_ai.tool.call.result": result})]
     (only,) = _calls(spans)
     assert (only.status, only.error_type) == ("error", "tool_error")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"content": [], "isError": true}',
+        '{"type": "error-text", "value": "boom"}',
+        '{"type": "error-json", "value": {"code": 1}}',
+        '{"\\u0069sError": true}',  # escaped keys and values spell the same JSON
+        '{"type": "\\u0065rror-text", "value": "boom"}',
+    ],
+)
+def test_every_failed_result_shape_is_read_while_building(text: str) -> None:
+    # Results are parsed on first read unless their text may flag a failure; these all do.
+    spans = [agent(1, "a"), tool(2, 1, 5, "mcp", **{"gen_ai.tool.call.result": text})]
+    (only,) = _calls(spans)
+    assert (only.status, only.error_type) == ("error", "tool_error")
+
+
+def test_arguments_and_results_read_lazily_equal_what_parsing_gives() -> None:
+    args, result = '{"q": "x", "n": [1, 2]}', '{"rows": 3}'
+    spans = [
+        agent(1, "a"),
+        tool(
+            2, 1, 5, "x", **{"gen_ai.tool.call.arguments": args, "gen_ai.tool.call.result": result}
+        ),
+    ]
+    (lazy,) = _calls(spans)
+    eager = ToolCall(
+        lazy.name, lazy.call_id, {"q": "x", "n": [1, 2]}, {"rows": 3}, lazy.status,
+        start_ns=lazy.start_ns, end_ns=lazy.end_ns, span_id=lazy.span_id, agent=lazy.agent,
+    )  # fmt: skip
+    assert lazy == eager
+    assert repr(lazy) == repr(eager)
+    assert lazy.to_dict() == eager.to_dict()
+    assert pickle.loads(pickle.dumps(lazy)) == eager
 
 
 def test_error_from_the_status_enum_name_in_otlp_json() -> None:

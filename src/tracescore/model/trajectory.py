@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import field
+from functools import partial
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from tracescore.model._record import record
 from tracescore.model.span import AttrValue
 
-__all__ = ["AgentStep", "ModelCall", "Step", "ToolCall", "ToolStatus", "Trajectory"]
+__all__ = ["AgentStep", "Deferred", "ModelCall", "Step", "ToolCall", "ToolStatus", "Trajectory"]
 
 ToolStatus: TypeAlias = Literal["ok", "error", "paused"]
 TOOL_STATUSES: tuple[ToolStatus, ...] = ("ok", "error", "paused")
@@ -24,6 +25,29 @@ def _duration_ms(start_ns: int | None, end_ns: int | None) -> float | None:
     if start_ns is None or end_ns is None or not start_ns or not end_ns or end_ns < start_ns:
         return None
     return (end_ns - start_ns) / 1e6
+
+
+class Deferred(partial[Any]):
+    """A tool call's arguments or result, computed when first read: `Deferred(function, *args)`.
+
+    The trajectory builder hands `ToolCall` its arguments and results as JSON text to parse
+    later: most scorers never read them, and parsing every one was a large part of building a
+    run. Reading the field computes the value once and stores it in place of the `Deferred`, so
+    every reader (equality, hashing, repr, `to_dict`, pickling, `dataclasses.replace`) sees
+    exactly the value that parsing up front gave. The function must not fail.
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        # Two deferred values are the same when they would compute the same way (the builder's
+        # views are compared in tests before any field is read).
+        if not isinstance(other, Deferred):
+            return NotImplemented
+        return (self.func, self.args, self.keywords) == (other.func, other.args, other.keywords)
+
+    def __hash__(self) -> int:
+        return hash((self.func, self.args))
 
 
 @record
@@ -74,6 +98,25 @@ class ToolCall:
         if self.pause_reason is not None:
             out["pause_reason"] = self.pause_reason
         return out
+
+
+def _computed_on_read(cls: type, name: str) -> None:
+    """Let field `name` of the slotted `cls` hold a `Deferred`, computed when first read."""
+    slot = cls.__dict__[name]  # the slot's own descriptor, which reads and writes the value
+    get, put = slot.__get__, slot.__set__
+
+    def read(self: object) -> Any:
+        value = get(self)
+        if value.__class__ is Deferred:
+            value = value()
+            put(self, value)
+        return value
+
+    setattr(cls, name, property(read, put, slot.__delete__, slot.__doc__))
+
+
+_computed_on_read(ToolCall, "arguments")
+_computed_on_read(ToolCall, "result")
 
 
 @record

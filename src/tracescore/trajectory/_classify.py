@@ -118,21 +118,30 @@ _BY_MASK: tuple[tuple[Convention, ...], ...] = tuple(
 )
 
 
-# The candidates depend only on the scope, the name and the attribute keys, and a service
-# sees the same few shapes of span all day: remembered per shape (a tuple of those costs a
-# third of testing every marker). Bounded: cleared when full, so odd input costs only time.
-_SHAPES: dict[tuple[str, ...], tuple[Convention, ...]] = {}
-_MAX_SHAPES = 4096
+# Every marker key but GenAI's, in one set: a span with none of them (nor pydantic-ai's scope,
+# nor Vercel's name prefix), which is most spans, can only be GenAI or nothing.
+_OTHER_MARKERS = _PYDANTIC_AI_MARKERS | {
+    semconv.MASTRA_SPAN_TYPE,
+    semconv.AI_OPERATION_ID,
+    semconv.OI_SPAN_KIND,
+    semconv.TRACELOOP_SPAN_KIND,
+    semconv.LLM_REQUEST_TYPE,
+}
+_GENAI_ONLY = _BY_MASK[8]
 
 
 def _candidates(span: SpanRecord) -> tuple[Convention, ...]:
-    shape = (span.scope, span.name, *span.attributes)
-    found = _SHAPES.get(shape)
-    if found is None:
-        if len(_SHAPES) >= _MAX_SHAPES:
-            _SHAPES.clear()
-        found = _SHAPES[shape] = _marked(span)
-    return found
+    attrs = span.attributes
+    name = span.name
+    if (
+        _OTHER_MARKERS.isdisjoint(attrs)
+        and span.scope != semconv.PYDANTIC_AI_SCOPE
+        and not name.startswith(semconv.AI_SPAN_PREFIX)
+    ):
+        if semconv.GEN_AI_OPERATION_NAME in attrs or name.startswith(_GENAI_NAME_PREFIXES):
+            return _GENAI_ONLY
+        return ()
+    return _marked(span)
 
 
 def _marked(span: SpanRecord) -> tuple[Convention, ...]:

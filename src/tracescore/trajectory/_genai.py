@@ -15,6 +15,7 @@ from tracescore.trajectory._common import error_info, name_suffix
 from tracescore.trajectory._messages import (
     first_user_text,
     last_assistant_text,
+    may_be_error_result,
     parse_messages,
     response_flags,
     tool_names,
@@ -22,7 +23,14 @@ from tracescore.trajectory._messages import (
     tool_responses,
 )
 from tracescore.trajectory._options import BuildOptions
-from tracescore.trajectory._values import as_int, as_text, clean_id, parse_lenient, truncate
+from tracescore.trajectory._values import (
+    as_int,
+    as_text,
+    clean_id,
+    parse_later,
+    parse_lenient,
+    truncate,
+)
 from tracescore.trajectory._views import MISSING, Convention, SpanView, model_view, tool_view
 
 __all__ = ["GENAI", "cut", "read_agent", "read_model", "read_tool"]
@@ -30,12 +38,8 @@ __all__ = ["GENAI", "cut", "read_agent", "read_model", "read_tool"]
 NAME = "genai"
 
 
-def _operation(span: SpanRecord) -> str | None:
-    op = as_text(span.attributes.get(semconv.GEN_AI_OPERATION_NAME))
-    if op:
-        return op
+def _operation_from_name(name: str) -> str | None:
     # The attribute is Required, but a span name is all some older producers leave.
-    name = span.name
     if name.startswith(semconv.OP_EXECUTE_TOOL + " "):
         return semconv.OP_EXECUTE_TOOL
     if name == semconv.OP_INVOKE_AGENT or name.startswith(semconv.OP_INVOKE_AGENT + " "):
@@ -45,9 +49,13 @@ def _operation(span: SpanRecord) -> str | None:
 
 def read(span: SpanRecord, options: BuildOptions) -> SpanView | None:
     """A GenAI view of `span`, or None when it carries no GenAI operation."""
-    op = _operation(span)
-    if op is None:
-        return None
+    op = span.attributes.get(semconv.GEN_AI_OPERATION_NAME)
+    if op.__class__ is not str:  # text is used as it is: readers are keyed by ASCII names
+        op = as_text(op)
+    if not op:
+        op = _operation_from_name(span.name)
+        if op is None:
+            return None
     reader = _READERS.get(op)
     if reader is not None:
         return reader(span, options, NAME)
@@ -69,16 +77,21 @@ def read_tool(span: SpanRecord, options: BuildOptions, convention: str) -> SpanV
         error_type,
         message,
     )
+    # Arguments and results are parsed when first read (most scorers never read them); the
+    # result is parsed now only when it may be an MCP CallToolResult with isError, which makes
+    # a failed call even when the span is not.
     raw = attrs.get(semconv.GEN_AI_TOOL_CALL_ARGUMENTS, MISSING)
     if raw is not MISSING:
-        view.arguments = parse_lenient(raw, limit)
+        view.arguments = parse_later(raw, limit)
     raw = attrs.get(semconv.GEN_AI_TOOL_CALL_RESULT, MISSING)
     if raw is not MISSING:
-        result = view.result = parse_lenient(raw, limit)
-        # MCP: a CallToolResult with isError is a failed call even when the span is not.
-        if not failed and isinstance(result, dict) and response_flags(result)[1]:
-            view.error = True
-            view.error_type = semconv.MCP_TOOL_ERROR
+        if failed or (isinstance(raw, str) and not may_be_error_result(raw)):
+            view.result = parse_later(raw, limit)
+        else:
+            result = view.result = parse_lenient(raw, limit)
+            if isinstance(result, dict) and response_flags(result)[1]:
+                view.error = True
+                view.error_type = semconv.MCP_TOOL_ERROR
     return view
 
 

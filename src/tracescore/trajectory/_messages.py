@@ -21,6 +21,7 @@ __all__ = [
     "input_text",
     "last_assistant_text",
     "make_response",
+    "may_be_error_result",
     "output_text",
     "parse_messages",
     "response_flags",
@@ -104,6 +105,17 @@ def make_response(payload: object) -> Response:
     structured = parse_json(payload)
     denied, is_error = response_flags(structured)
     return Response(payload, denied=denied, is_error=is_error)
+
+
+# Without a backslash, JSON spells every key and string literally, so a result that
+# `response_flags` calls failed holds `isError` or an error type, and all of those contain
+# "rror" (tests/trajectory/test_messages.py checks it): two quick searches, not a parse.
+_ERROR_NEEDLES = ("\\", "rror")
+
+
+def may_be_error_result(text: str) -> bool:
+    """False when the JSON text `text` cannot parse to a failed (MCP `isError`) result."""
+    return _ERROR_NEEDLES[0] in text or _ERROR_NEEDLES[1] in text
 
 
 def response_flags(structured: object) -> tuple[bool, bool]:

@@ -117,22 +117,24 @@ def _richness(span: SpanRecord) -> tuple[int, int, int, str, str, str]:
 
 def build_forest(spans: Iterable[SpanRecord], issues: Issues) -> tuple[list[Node], list[Node]]:
     """(all nodes in (start, end, span id) order, root nodes in the same order)."""
-    by_id: dict[str, SpanRecord] = {}
+    by_id: dict[str, Node] = {}
     no_id: list[SpanRecord] = []
     for span in spans:
-        sid = span.span_id if isinstance(span.span_id, str) else ""
+        sid = span.span_id
+        if sid.__class__ is not str and not isinstance(sid, str):
+            sid = ""
         if not sid:
             no_id.append(span)
             continue
         kept = by_id.get(sid)
         if kept is None:
-            by_id[sid] = span
+            by_id[sid] = Node(span, sid)
             continue
         issues.add("spans with a duplicate span id (one copy kept)", sid)
-        if _richness(span) > _richness(kept):
-            by_id[sid] = span
-    nodes = [Node(span, sid) for sid, span in by_id.items()]
-    index_by_id: dict[str, Node] = {}
+        if _richness(span) > _richness(kept.span):
+            by_id[sid] = Node(span, sid)
+    nodes = list(by_id.values())
+    index_by_id = by_id
     if no_id:
         no_id.sort(key=lambda s: (s.start_ns, s.end_ns, s.name, _richness(s)))
         for index, span in enumerate(no_id):
@@ -141,27 +143,50 @@ def build_forest(spans: Iterable[SpanRecord], issues: Issues) -> tuple[list[Node
         nodes.sort(key=NODE_KEY)
         # A synthetic id may equal a real one: the later node in order wins, as it always did.
         index_by_id = {n.span_id: n for n in nodes}
-    else:  # ids are unique: the index needs no order
-        index_by_id = dict(zip(by_id, nodes, strict=True))
+    else:
         nodes.sort(key=NODE_KEY)
+    roots = _link(nodes, index_by_id, issues)
+    return nodes, roots
+
+
+def _link(nodes: list[Node], index_by_id: dict[str, Node], issues: Issues) -> list[Node]:
+    """Set parents and children; return the roots (in node order)."""
+    roots: list[Node] = []
+    # Fast path: when every parent comes before its children in node order (the usual case),
+    # there can be no cycle (each step up goes earlier) and no child starts before its
+    # parent, so children and roots are known in this one pass.
+    forward = True
     for node in nodes:
         span = node.span
+        node.state = 1  # seen in this pass
         if not 0 <= span.kind <= _MAX_OTLP_KIND:
             issues.add("spans with an unknown span kind", f"{node.span_id} kind={span.kind}")
         pid = span.parent_span_id
         if not pid:
+            roots.append(node)
             continue
         if pid == node.span_id:
             issues.add("parent cycles (cut)", node.span_id)
+            roots.append(node)
             continue
         parent = index_by_id.get(pid)
         if parent is None:
             issues.add("spans whose parent never arrived", f"{node.span_id} -> {pid}")
             issues.incomplete = True
+            roots.append(node)
             continue
         node.parent = parent
+        if parent.state:
+            parent.children.append(node)
+        else:
+            forward = False
+    if forward:
+        return roots
+    for node in nodes:
+        node.state = 0
+        node.children = []
     _cut_cycles(nodes, issues)
-    roots: list[Node] = []
+    roots = []
     for node in nodes:
         parent = node.parent
         if parent is None:
@@ -173,7 +198,7 @@ def build_forest(spans: Iterable[SpanRecord], issues: Issues) -> tuple[list[Node
                 "spans starting before their parent (clock skew)",
                 f"{node.span_id} by {(parent.span.start_ns - node.span.start_ns) / 1e6:.3f} ms",
             )
-    return nodes, roots
+    return roots
 
 
 def _cut_cycles(nodes: list[Node], issues: Issues) -> None:

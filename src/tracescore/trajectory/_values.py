@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tracescore.model.span import AttrValue, SpanRecord
+from tracescore.model.trajectory import Deferred
 
 __all__ = [
     "as_int",
@@ -21,6 +22,7 @@ __all__ = [
     "clean_id",
     "json_safe",
     "parse_json",
+    "parse_later",
     "parse_lenient",
     "truncate",
 ]
@@ -144,6 +146,18 @@ def parse_lenient(value: object, limit: int) -> Any:
             return json_safe(parsed, limit)
         return parsed
     return json_safe(value, limit)
+
+
+def parse_later(value: object, limit: int) -> Any:
+    """`parse_lenient(value, limit)`, computed when a consumer first reads it (text only).
+
+    Tool arguments and results are JSON text most scorers never read; a `Deferred` in a
+    `ToolCall` field parses it on first read, to exactly what parsing now would give. Other
+    values are converted now: they are rare, and some (None) must stay visible to the builder.
+    """
+    if isinstance(value, str):
+        return Deferred(parse_lenient, value, limit)
+    return parse_lenient(value, limit)
 
 
 def _no_constant(name: str) -> Any:

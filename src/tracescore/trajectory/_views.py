@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from operator import attrgetter
 from typing import Any, Literal, TypeAlias
 
 from tracescore.model import record
@@ -169,7 +168,6 @@ def merge_views(views: list[SpanView]) -> SpanView | None:
 
 
 _TEXT_FIELDS = ("agent_name", "output", "tool_name", "error_type", "error_message", "model")
-_TEXT_VALUES = attrgetter(*_TEXT_FIELDS)
 
 
 def clean_view(view: SpanView) -> SpanView:
@@ -178,10 +176,19 @@ def clean_view(view: SpanView) -> SpanView:
     Readers take some names straight from span names and status messages, which a JSON
     decoder may have filled with lone surrogates; the output must never fail to encode.
     """
-    # Fast path, all in C: the texts set, joined, are ASCII (most views), so none needs
-    # cleaning. Anything else (or a value that is not text) takes the field-by-field path.
+    # Fast path: the texts set (the `_TEXT_FIELDS`), joined, are ASCII, so none needs
+    # cleaning (most views). Anything else, or a value that is not text, takes the
+    # field-by-field path. Reading the six fields directly costs a third of an attrgetter.
+    texts = (
+        view.agent_name,
+        view.output,
+        view.tool_name,
+        view.error_type,
+        view.error_message,
+        view.model,
+    )
     try:
-        ascii_only = "".join(filter(None, _TEXT_VALUES(view))).isascii()
+        ascii_only = "".join(filter(None, texts)).isascii()
     except TypeError:
         ascii_only = False
     if not ascii_only:
