@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from tracescore.model.span import SpanRecord, StatusCode
+from tracescore.trajectory import BuildOptions
+from tracescore.trajectory._classify import classify
+from tracescore.trajectory._genai import GENAI
 from tracescore.trajectory._views import _TEXT_FIELDS, SpanView, clean_view
+from trajectory.spans import assistant, messages, span, text
 
 
 @pytest.mark.parametrize("name", _TEXT_FIELDS)
@@ -27,3 +34,53 @@ def test_clean_view_cleans_tool_names() -> None:
     view = SpanView("agent", "genai", tools=("a", "b\udc80"))
     clean_view(view)
     assert view.tools == ("a", "b\ufffd")
+
+
+BAD = "x\ud800y"  # a lone surrogate, as a JSON decoder may leave it
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        span(1, f"execute_tool {BAD}", attrs={"gen_ai.operation.name": "execute_tool"}),
+        span(
+            1,
+            "execute_tool t",
+            attrs={"gen_ai.operation.name": "execute_tool", "error.type": BAD},
+            status=StatusCode.ERROR,
+            message=BAD,
+        ),
+        span(1, f"invoke_agent {BAD}", attrs={"gen_ai.operation.name": "invoke_agent"}),
+        span(
+            1,
+            "invoke_agent",
+            attrs={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": BAD,
+                "gen_ai.output.messages": messages(assistant(text(BAD))),
+                "gen_ai.tool.definitions": json.dumps([{"name": BAD}]),
+            },
+        ),
+        span(
+            1,
+            "chat",
+            attrs={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.response.model": BAD,
+                "gen_ai.output.messages": messages(assistant(text(BAD))),
+                "gen_ai.tool.definitions": json.dumps([BAD]),
+            },
+        ),
+    ],
+)
+def test_the_genai_reader_returns_only_encodable_text(record: SpanRecord) -> None:
+    # GENAI is marked `clean`: classify() skips clean_view for views it alone wrote.
+    assert GENAI.clean
+    view = classify(record, BuildOptions())
+    assert view is not None
+    assert view.convention == GENAI.name
+    texts = [getattr(view, name) for name in _TEXT_FIELDS] + list(view.tools or ())
+    assert any(t is not None for t in texts)
+    for t in texts:
+        if isinstance(t, str):
+            t.encode("utf-8")

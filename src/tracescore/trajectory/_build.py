@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from operator import attrgetter
 
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import AgentStep, Step, Trajectory
@@ -24,6 +25,7 @@ __all__ = ["build_trajectories"]
 
 _HINT_ROLES = ("other", "agent")
 _DEFAULT_OPTIONS = BuildOptions()  # frozen, so one instance serves every call
+_TRACE_ID = attrgetter("trace_id")
 
 
 def build_trajectories(
@@ -35,17 +37,14 @@ def build_trajectories(
     Trajectories come ordered by trace (earliest start, then trace id), then by run start.
     """
     options = options or _DEFAULT_OPTIONS
+    spans = list(spans)
+    trace_ids = set(map(_TRACE_ID, spans))
+    if len(trace_ids) == 1:  # one trace (what the service builds): no order of traces to decide
+        trajectories, warnings = _build_trace(trace_ids.pop(), spans, options)
+        return BuildResult(trajectories, warnings)
     by_trace: dict[str, list[SpanRecord]] = {}
     for span in spans:
-        group = by_trace.get(span.trace_id)
-        if group is None:
-            by_trace[span.trace_id] = [span]
-        else:
-            group.append(span)
-    if len(by_trace) == 1:  # one trace (what the service builds): no order of traces to decide
-        ((trace_id, trace_spans),) = by_trace.items()
-        trajectories, warnings = _build_trace(trace_id, trace_spans, options)
-        return BuildResult(trajectories, warnings)
+        by_trace.setdefault(span.trace_id, []).append(span)
     traces: list[tuple[tuple[int, str], list[Trajectory], list[str]]] = []
     for trace_id, trace_spans in by_trace.items():
         trajectories, warnings = _build_trace(trace_id, trace_spans, options)
@@ -98,12 +97,6 @@ def _build_trace(
     for run_node in reversed(runs):  # preorder reversed: sub-agents before their parents
         trajectory = _build_run(run_node, members.get(run_node, []), built, options)
         trajectories.append(trajectory)
-    # Parent and child links make every trace's nodes one reference cycle, which only the
-    # cyclic GC can free: in `serve` that was over 40% of the CPU (tens of thousands of
-    # nodes, views and lists per collection). Cutting the downward links leaves upward ones
-    # only, so reference counting frees the nodes as soon as this returns.
-    for node in nodes:
-        node.children = []
     messages = issues.messages()
     if len(trajectories) > 1:
         trajectories.sort(key=_trajectory_key)
@@ -111,36 +104,50 @@ def _build_trace(
 
 
 def _assign_owners(roots: list[Node], options: BuildOptions, issues: Issues) -> list[Node]:
-    """Give every node its run (preorder, iterative); return the run nodes in preorder."""
+    """Give every node its run (preorder, iterative); return the run nodes in preorder.
+
+    A node inherits from its parent: its run is the parent when the parent is a run, else the
+    parent's run, and its tool ancestor is the nearest tool span between it and that run.
+    """
     runs: list[Node] = []
-    stack: list[tuple[Node, Node | None, int, Node | None]] = [
-        (root, None, 0, None) for root in reversed(roots)
-    ]
-    pop, push = stack.pop, stack.append
+    depths: dict[Node, int] = {}  # a run's depth: the runs from a root down to it
+    max_depth = options.max_agent_depth
+    stack = roots[::-1]
+    pop, push_all = stack.pop, stack.extend
     while stack:
-        node, owner, depth, tool = pop()
-        node.owner = owner
-        node.tool_ancestor = tool
+        node = pop()
+        parent = node.parent
+        if parent is not None:
+            if parent.is_run:
+                node.owner = parent
+            else:
+                node.owner = parent.owner
+                above = parent.view
+                node.tool_ancestor = (
+                    parent if above is not None and above.role == "tool" else parent.tool_ancestor
+                )
         view = node.view
-        if view is not None:
-            role = view.role
-            if role == "agent":
-                if depth < options.max_agent_depth:
-                    node.is_run = True
-                    runs.append(node)
-                    owner, depth, tool = node, depth + 1, None
-                else:
-                    issues.add(
-                        f"agent spans nested deeper than {options.max_agent_depth} "
-                        "(read as part of their parent run)",
-                        node.span_id,
-                    )
-            elif role == "tool":
-                tool = node
-        # Now what this node's children inherit: pushed in reverse, so popped in order.
-        if node.children:
-            for child in reversed(node.children):
-                push((child, owner, depth, tool))
+        if view is not None and view.role == "agent":
+            owner = node.owner
+            depth = depths[owner] if owner is not None else 0
+            if depth < max_depth:
+                node.is_run = True
+                depths[node] = depth + 1
+                runs.append(node)
+            else:
+                issues.add(
+                    f"agent spans nested deeper than {max_depth} "
+                    "(read as part of their parent run)",
+                    node.span_id,
+                )
+        children = node.children
+        if children:
+            push_all(reversed(children))  # popped in order
+            # Parent and child links make every trace's nodes one reference cycle, which only
+            # the cyclic GC can free: in `serve` that was over 40% of the CPU (tens of
+            # thousands of nodes, views and lists per collection). With the downward links
+            # dropped once followed, reference counting frees the nodes when the build ends.
+            node.children = []
     return runs
 
 

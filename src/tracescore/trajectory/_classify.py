@@ -76,8 +76,11 @@ def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None:
     if not candidates:
         return None
     if len(candidates) == 1:  # the common case: one convention wrote the span
-        view = candidates[0].read(span, options)
-        return clean_view(view) if view is not None else None
+        convention = candidates[0]
+        view = convention.read(span, options)
+        if view is None or convention.clean:
+            return view
+        return clean_view(view)
     views: list[SpanView] = []
     skip: set[str] = set()
     for convention in candidates:

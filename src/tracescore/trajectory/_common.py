@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from tracescore import semconv
 from tracescore.model.span import AttrValue, SpanRecord, StatusCode
-from tracescore.trajectory._values import as_text
+from tracescore.trajectory._values import as_text, clean_text
 
 __all__ = ["ErrorInfo", "error_info", "indexed", "name_suffix"]
 
@@ -18,6 +18,8 @@ _ERROR = StatusCode.ERROR  # a module constant: reading an enum member costs 4 t
 def error_info(span: SpanRecord) -> ErrorInfo:
     """(failed, error type, message) from status ERROR, `error.type` or an exception event.
 
+    Texts come out encodable as UTF-8 (`clean_text`), like every text the GenAI reader returns.
+
     The status can only be ERROR here as a StatusCode: both the protobuf integer and the JSON
     enum name were normalised by the decoder. `error.type` alone marks an error (conventions.md
     §8 rule 3), and an exception event alone does too: some producers record the exception
@@ -28,7 +30,7 @@ def error_info(span: SpanRecord) -> ErrorInfo:
     if not span.events and span.status_code != _ERROR and semconv.ERROR_TYPE not in attrs:
         return _NO_ERROR
     error_type = as_text(attrs.get(semconv.ERROR_TYPE)) or None
-    message = span.status_message or as_text(attrs.get(semconv.ERROR_MESSAGE)) or None
+    message = clean_text(span.status_message) or as_text(attrs.get(semconv.ERROR_MESSAGE)) or None
     exception = None
     for event in span.events:
         if event.name == semconv.EXCEPTION_EVENT:
@@ -44,10 +46,10 @@ def error_info(span: SpanRecord) -> ErrorInfo:
 
 
 def name_suffix(span_name: str, prefix: str) -> str | None:
-    """`X` from a span named `{prefix} X`, else None."""
+    """`X` from a span named `{prefix} X` (encodable as UTF-8), else None."""
     if span_name.startswith(prefix + " "):
         rest = span_name[len(prefix) + 1 :].strip()
-        return rest or None
+        return clean_text(rest) if rest else None
     return None
 
 

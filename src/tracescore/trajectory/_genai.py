@@ -31,7 +31,7 @@ from tracescore.trajectory._values import (
     parse_lenient,
     truncate,
 )
-from tracescore.trajectory._views import MISSING, Convention, SpanView, model_view, tool_view
+from tracescore.trajectory._views import MISSING, Convention, SpanView
 
 __all__ = ["GENAI", "cut", "read_agent", "read_model", "read_tool"]
 
@@ -68,7 +68,8 @@ def read_tool(span: SpanRecord, options: BuildOptions, convention: str) -> SpanV
     attrs = span.attributes
     limit = options.max_value_chars
     failed, error_type, message = error_info(span)
-    view = tool_view(
+    view = SpanView(
+        "tool",
         convention,
         as_text(attrs.get(semconv.GEN_AI_TOOL_NAME))
         or name_suffix(span.name, semconv.OP_EXECUTE_TOOL),
@@ -135,8 +136,14 @@ def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> Span
     output_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_OUTPUT_TOKENS))
     if output_tokens is None:
         output_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_COMPLETION_TOKENS))
-    view = model_view(
+    view = SpanView(
+        "model",
         convention,
+        None,  # tool name, call id, error, error type, error message
+        None,
+        None,
+        None,
+        None,
         as_text(attrs.get(semconv.GEN_AI_RESPONSE_MODEL))
         or as_text(attrs.get(semconv.GEN_AI_REQUEST_MODEL)),
         input_tokens,
@@ -191,4 +198,5 @@ GENAI = Convention(
     ),
     prefixes=(),
     read=read,
+    clean=True,
 )

@@ -52,7 +52,7 @@ def read(span: SpanRecord, options: BuildOptions) -> SpanView | None:
         return _model(span, options)
     view = SpanView("other", NAME)
     if kind not in semconv.OI_KINDS:
-        view.warnings.append(f"spans with an unknown {semconv.OI_SPAN_KIND}")
+        view.warnings += (f"spans with an unknown {semconv.OI_SPAN_KIND}",)
     if kind == semconv.OI_KIND_CHAIN:
         # A CHAIN root (e.g. a workflow) holds the run's input and output when no agent does.
         limit = options.max_value_chars

@@ -10,7 +10,7 @@ same role only fill fields the first left empty.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any, Literal, TypeAlias
 
 from tracescore.model import record
@@ -29,8 +29,6 @@ __all__ = [
     "ToolRequest",
     "clean_view",
     "merge_views",
-    "model_view",
-    "tool_view",
 ]
 
 Role: TypeAlias = Literal["agent", "tool", "model", "other"]
@@ -82,62 +80,41 @@ LazyText: TypeAlias = Callable[[], str | None]
 
 @dataclass(slots=True)
 class SpanView:
-    """What one convention understood of one span. None means "this convention does not say"."""
+    """What one convention understood of one span. None means "this convention does not say".
+
+    The fields tool and model spans set come first, so their readers build views by position
+    (one per span; keyword construction costs three times more): `SpanView("tool", convention,
+    tool_name, call_id, error, error_type, error_message)`, and for a model span the same with
+    those five None, then `model, input_tokens, output_tokens, output`.
+    """
 
     role: Role
     convention: str
-    # agent (and, for `other` spans, hints used when the trace root is the run)
-    agent_name: str | None = None
-    input: str | LazyText | None = None
-    output: str | None = None
-    tools: tuple[str, ...] | None = None
     # tool execution
     tool_name: str | None = None
     call_id: str | None = None
-    arguments: Any = MISSING
-    result: Any = MISSING
     error: bool | None = None
     error_type: str | None = None
     error_message: str | None = None
-    pause_reason: str | None = None
-    output_tool: bool | None = None
     # model call
     model: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    # agent, model (the answer), and for `other` spans hints used when the trace root is the run
+    output: str | None = None
+    agent_name: str | None = None
+    input: str | LazyText | None = None
+    tools: tuple[str, ...] | None = None
+    # tool execution
+    arguments: Any = MISSING
+    result: Any = MISSING
+    pause_reason: str | None = None
+    output_tool: bool | None = None
+    # model call
     requests: tuple[ToolRequest, ...] | None = None
     responses: LazyResponses | None = None
     output_tool_names: tuple[str, ...] | None = None
-    warnings: list[str] = field(default_factory=list)
-
-
-def tool_view(
-    convention: str,
-    tool_name: str | None,
-    call_id: str | None,
-    error: bool,
-    error_type: str | None,
-    error_message: str | None,
-) -> SpanView:
-    """A `tool` view, built positionally: one is built per span, and keywords cost 3 times more."""
-    return SpanView(
-        "tool", convention, None, None, None, None, tool_name, call_id, MISSING, MISSING, error,
-        error_type, error_message,
-    )  # fmt: skip
-
-
-def model_view(
-    convention: str,
-    model: str | None,
-    input_tokens: int | None,
-    output_tokens: int | None,
-    output: str | None,
-) -> SpanView:
-    """A `model` view, built positionally like `tool_view`."""
-    return SpanView(
-        "model", convention, None, None, output, None, None, None, MISSING, MISSING, None, None,
-        None, None, None, model, input_tokens, output_tokens,
-    )  # fmt: skip
+    warnings: tuple[str, ...] = ()
 
 
 _MERGED = tuple(
@@ -163,7 +140,7 @@ def merge_views(views: list[SpanView]) -> SpanView | None:
                 theirs = getattr(other, name)
                 if theirs is not None and theirs is not MISSING:
                     setattr(first, name, theirs)
-        first.warnings.extend(other.warnings)
+        first.warnings += other.warnings
     return first
 
 
@@ -220,3 +197,6 @@ class Convention:
     read: Callable[[SpanRecord, BuildOptions], SpanView | None]
     extends: tuple[str, ...] = ()
     """Conventions this reader already applies itself (skipped when it recognised the span)."""
+    clean: bool = False
+    """True when every text the reader puts in a view is already encodable as UTF-8 (read
+    through `as_text` or `clean_text`), so a view it alone wrote needs no `clean_view`."""
