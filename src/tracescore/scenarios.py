@@ -21,11 +21,13 @@ scorer failed on a run), else `passed`; None when no run has a verdict.
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import hashlib
 import math
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from typing import Any, Literal, TypeAlias
 
 from tracescore.config.model import Config, Scenario, ScenarioMatch
@@ -33,6 +35,7 @@ from tracescore.model import record
 from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
 from tracescore.model.trajectory import Trajectory
+from tracescore.scorers.base import ScorerBase, Threshold
 
 __all__ = [
     "RunResult",
@@ -74,20 +77,34 @@ class RunResult:
 
 def matches(match: ScenarioMatch, trajectory: Trajectory) -> bool:
     """True when every condition of `match` holds for the run (no conditions: always)."""
-    if match.agent is not None and (
-        trajectory.agent is None or not fnmatchcase(trajectory.agent, match.agent)
-    ):
+    agent = None if match.agent is None else _glob(match.agent)
+    return _holds(agent, match.pattern, match.attributes, trajectory)
+
+
+def _holds(
+    agent: Callable[[str], object] | None,
+    pattern: re.Pattern[str] | None,
+    attributes: Mapping[str, str | int | float | bool],
+    trajectory: Trajectory,
+) -> bool:
+    # `match` unpacked, so a plan can pass what it read from the config once.
+    if agent is not None and (trajectory.agent is None or not agent(trajectory.agent)):
         return False
-    pattern = match.pattern
     if pattern is not None and (trajectory.input is None or not pattern.search(trajectory.input)):
         return False
-    for key, expected in match.attributes.items():
+    for key, expected in attributes.items():
         if not (
             _same_value(trajectory.attributes.get(key), expected)
             or _same_value(trajectory.resource.get(key), expected)
         ):
             return False
     return True
+
+
+@functools.lru_cache(maxsize=256)
+def _glob(pattern: str) -> Callable[[str], object]:
+    """A test for the agent glob, as `fnmatchcase` (case-sensitive) compiles it."""
+    return re.compile(fnmatch.translate(pattern)).match
 
 
 def _same_value(actual: AttrValue, expected: str | int | float | bool) -> bool:
@@ -101,10 +118,8 @@ def _same_value(actual: AttrValue, expected: str | int | float | bool) -> bool:
 
 def select_scenario(config: Config, trajectory: Trajectory) -> Scenario | None:
     """The first scenario, in config order, whose match holds for the run."""
-    for scenario in config.scenarios:
-        if matches(scenario.match, trajectory):
-            return scenario
-    return None
+    plan = _select(config, trajectory)
+    return None if plan is None else plan.scenario
 
 
 def is_sampled(trace_id: str, rate: float) -> bool:
@@ -129,47 +144,12 @@ def score_entries(
     With `deterministic_only`, scorers that need a judge (`deterministic = False`) are left
     out for the caller to score asynchronously and pass to `conclude` with the rest.
     """
-    scores: dict[str, Score] = {}
-    for entry, _is_gate in scenario.entries:
-        if deterministic_only and not entry.deterministic:
-            continue
-        scores[entry.score_name] = entry.score(trajectory)
-    return scores
+    return _plan(scenario).score(trajectory, deterministic_only)
 
 
 def conclude(scenario: Scenario, trajectory: Trajectory, scores: Mapping[str, Score]) -> RunResult:
     """The run's result from its scores: verdict, skipped entries, scores in config order."""
-    gate_failed = threshold_missed = has_result = False
-    skipped: list[str] = []
-    ordered: list[Score] = []
-    for entry, is_gate in scenario.entries:
-        name = entry.score_name
-        score = scores.get(name)
-        if score is not None:
-            ordered.append(score)
-        threshold = None if is_gate else entry.threshold
-        if not is_gate and threshold is None:
-            continue
-        if score is None or (score.value is None and score.error is None):
-            skipped.append(name)
-            continue
-        has_result = True
-        if threshold is None:  # a gate
-            gate_failed = gate_failed or score.error is not None or score.passed is not True
-        elif score.value is None or not threshold.check(score.value):
-            threshold_missed = True
-    verdict: Verdict | None = None
-    if has_result:
-        verdict = "failed" if gate_failed else "scored" if threshold_missed else "passed"
-    return RunResult(
-        trajectory=trajectory,
-        scenario=scenario.name,
-        scores=tuple(ordered),
-        gates=frozenset(g.score_name for g in scenario.gates),
-        verdict=verdict,
-        digest=scenario.digest,
-        skipped=tuple(skipped),
-    )
+    return _plan(scenario).conclude(trajectory, scores)
 
 
 def evaluate_run(
@@ -180,15 +160,135 @@ def evaluate_run(
     Scorers that need a judge run their synchronous fallback unless `deterministic_only`,
     in which case they are named in `skipped` (gates and thresholded ones) and left out.
     """
-    scenario = select_scenario(config, trajectory)
-    if scenario is None:
+    plan = _select(config, trajectory)
+    if plan is None:
         return RunResult(trajectory=trajectory, scenario=None)
-    if not is_sampled(trajectory.trace_id, scenario.sample):
+    if plan.sample < 1.0 and not is_sampled(trajectory.trace_id, plan.sample):
         return RunResult(
-            trajectory=trajectory, scenario=scenario.name, digest=scenario.digest, sampled=False
+            trajectory=trajectory, scenario=plan.name, digest=plan.digest, sampled=False
         )
-    scores = score_entries(scenario, trajectory, deterministic_only=deterministic_only)
-    return conclude(scenario, trajectory, scores)
+    return plan.conclude(trajectory, plan.score(trajectory, deterministic_only))
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    scorer: ScorerBase
+    name: str
+    is_gate: bool
+    threshold: Threshold | None
+    """The threshold the verdict checks (None for a gate: its score's `passed` decides)."""
+    decides: bool
+    """A gate or a thresholded scorer: its score takes part in the verdict."""
+
+
+class _Plan:
+    """A scenario as scoring reads it, read from the config once.
+
+    Scenarios are frozen, and every scored run would otherwise go through pydantic for the
+    same private attributes, score names and gate set (measured: about half of scoring a run
+    with three simple checks).
+    """
+
+    __slots__ = (
+        "agent",
+        "attributes",
+        "digest",
+        "entries",
+        "gates",
+        "name",
+        "pattern",
+        "sample",
+        "scenario",
+    )
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.name = scenario.name
+        self.digest = scenario.digest
+        self.sample = scenario.sample
+        match = scenario.match
+        self.agent = None if match.agent is None else _glob(match.agent)
+        self.pattern = match.pattern
+        self.attributes = match.attributes
+        self.entries = tuple(
+            _Entry(
+                e,
+                e.score_name,
+                is_gate,
+                None if is_gate else e.threshold,
+                is_gate or e.threshold is not None,
+            )
+            for e, is_gate in scenario.entries
+        )
+        self.gates = frozenset(e.name for e in self.entries if e.is_gate)
+
+    def score(self, trajectory: Trajectory, deterministic_only: bool) -> dict[str, Score]:
+        return {
+            e.name: e.scorer.score(trajectory)
+            for e in self.entries
+            if not deterministic_only or e.scorer.deterministic
+        }
+
+    def conclude(self, trajectory: Trajectory, scores: Mapping[str, Score]) -> RunResult:
+        gate_failed = threshold_missed = has_result = False
+        skipped: list[str] = []
+        ordered: list[Score] = []
+        for entry in self.entries:
+            score = scores.get(entry.name)
+            if score is not None:
+                ordered.append(score)
+            if not entry.decides:
+                continue
+            if score is None or (score.value is None and score.error is None):
+                skipped.append(entry.name)
+                continue
+            has_result = True
+            threshold = entry.threshold
+            if threshold is None:  # a gate
+                gate_failed = gate_failed or score.error is not None or score.passed is not True
+            elif score.value is None or not threshold.check(score.value):
+                threshold_missed = True
+        verdict: Verdict | None = None
+        if has_result:
+            verdict = "failed" if gate_failed else "scored" if threshold_missed else "passed"
+        # Positional, in field order (trajectory, scenario, scores, gates, verdict, digest,
+        # sampled, skipped): keyword arguments cost a fifth of concluding a run.
+        return RunResult(
+            trajectory,
+            self.name,
+            tuple(ordered),
+            self.gates,
+            verdict,
+            self.digest,
+            True,
+            tuple(skipped),
+        )
+
+
+# Plans by scenario identity; the scenario is kept with its plan so that its id cannot be
+# reused by another object while the entry exists. Bounded: tests and `validate-config`
+# build many configs, a service only one.
+_PLANS: dict[int, tuple[Scenario, _Plan]] = {}
+_PLANS_LIMIT = 256
+
+
+def _plan(scenario: Scenario) -> _Plan:
+    known = _PLANS.get(id(scenario))
+    if known is not None and known[0] is scenario:
+        return known[1]
+    plan = _Plan(scenario)
+    if len(_PLANS) >= _PLANS_LIMIT:
+        _PLANS.clear()
+    _PLANS[id(scenario)] = (scenario, plan)
+    return plan
+
+
+def _select(config: Config, trajectory: Trajectory) -> _Plan | None:
+    for scenario in config.scenarios:
+        plan = _plan(scenario)
+        if _holds(plan.agent, plan.pattern, plan.attributes, trajectory):
+            return plan
+    return None
 
 
 @dataclass(frozen=True, slots=True)

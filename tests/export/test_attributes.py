@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
+from export.attribute_values import attribute_values
 from export.scored_runs import scored_run
 from tracescore.export.attributes import error_type, key_values, score_attributes, to_any_value
 from tracescore.model import Score
@@ -100,24 +100,7 @@ def test_unencodable_value_is_refused_with_its_type() -> None:
         to_any_value({1, 2})  # type: ignore[arg-type]
 
 
-scalars = (
-    st.text()
-    | st.booleans()
-    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
-    | st.floats(allow_nan=False)
-    | st.binary()
-)
-values = st.recursive(
-    scalars,
-    lambda inner: (
-        st.lists(inner, max_size=4).map(tuple)
-        | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=12,
-)
-
-
-@given(values)
+@given(attribute_values())
 def test_any_value_encoding_round_trips_through_the_wire(value: object) -> None:
     wire = to_any_value(value).SerializeToString()  # type: ignore[arg-type]
     decoded = decode_any_value(AnyValue.FromString(wire))

@@ -11,7 +11,7 @@ from opentelemetry.proto.metrics.v1.metrics_pb2 import AggregationTemporality
 from export.prometheus_text import parse_prometheus
 from tracescore import semconv
 from tracescore.export.metrics import SCORE_BOUNDS, Telemetry
-from tracescore.model import Score, ToolCall, Trajectory
+from tracescore.model import AgentStep, Score, ToolCall, Trajectory
 from tracescore.scenarios import RunResult
 
 
@@ -269,3 +269,30 @@ def test_late_scores_are_observed_without_counting_the_run_again() -> None:
         if name.endswith("_count")
     }
     assert counts == {"tool_calls": 1.0, "perfect": 1.0, "relevance": 1.0}
+
+
+def test_sub_agents_tool_calls_count_with_their_run() -> None:
+    t = Telemetry()
+    sub = AgentStep("billing", steps=(ToolCall("refund", status="error"), ToolCall("lookup")))
+    trajectory = Trajectory(
+        trace_id="ab" * 16, span_id=None, agent="shop", steps=(ToolCall("lookup"), sub)
+    )
+    t.record_run(RunResult(trajectory, "s"))
+    t.record_run(RunResult(Trajectory(trace_id="cd" * 16, span_id=None, steps=(sub,)), "s"))
+
+    def calls(tool: str, status: str) -> float:
+        attributes = {semconv.GEN_AI_TOOL_NAME: tool, semconv.TOOL_CALL_STATUS: status}
+        return t.value(semconv.METRIC_TOOL_CALLS, attributes)
+
+    assert (calls("lookup", "ok"), calls("refund", "error")) == (3, 2)
+
+
+def test_runs_scored_together_observe_their_latency_once_each() -> None:
+    t = Telemetry()
+    t.observe_scoring_latency(0.004, 3)
+    t.observe_scoring_latency(0.5)
+    scoring = next(i for i in t.snapshot() if i.name == semconv.METRIC_SCORING_DURATION)
+    point = scoring.points[()]
+    assert point.count == 4
+    assert point.sum == 0.004 + 0.004 + 0.004 + 0.5, "as if observed one by one"
+    assert (point.min, point.max) == (0.004, 0.5)

@@ -9,8 +9,8 @@ from typing import Any, Literal
 import pytest
 
 from scorers._build import call, calls, run
-from tracescore.model import Trajectory
-from tracescore.scorers.base import Outcome
+from tracescore.model import AgentStep, ToolCall, Trajectory
+from tracescore.scorers.base import Outcome, select_calls
 from tracescore.scorers.registry import SCORER_CLASSES, parse_scorer, scorer_types
 from tracescore.scorers.tool_call_accuracy import ToolCallAccuracy
 
@@ -190,3 +190,25 @@ def test_a_not_scorable_run_has_no_verdict_even_with_a_threshold() -> None:
     scorer = parse_scorer({"type": "output_includes", "text": "x", "threshold": 0.5})
     result = scorer.score(run(output=None))
     assert (result.value, result.passed, result.label, result.error) == (None, None, None, None)
+
+
+def test_select_calls_answers_for_the_run_asked_about() -> None:
+    # The calls of the last run are remembered; asking about another run, another policy or
+    # sub-agents must not get the remembered answer.
+    ok, failed, paused = (
+        ToolCall("a"),
+        ToolCall("b", status="error"),
+        ToolCall("c", status="paused"),
+    )
+    inner = ToolCall("d")
+    first = Trajectory(
+        trace_id="ab" * 16, span_id=None, steps=(ok, failed, AgentStep("s", steps=(inner,)))
+    )
+    second = Trajectory(trace_id="ab" * 16, span_id=None, steps=(paused, ok))
+    for _ in range(2):
+        assert select_calls(first, "attempted") == (ok, failed)
+        assert select_calls(first, "clean") == (ok,)
+        assert select_calls(first, "attempted", include_subagents=True) == (ok, failed, inner)
+        assert select_calls(first, "clean", include_subagents=True) == (ok, inner)
+        assert select_calls(second, "clean") == (ok,)
+        assert select_calls(second, "attempted", include_subagents=True) == (paused, ok)

@@ -23,6 +23,7 @@ from typing import Any
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from tracescore import semconv
+from tracescore.export import wire
 from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
 from tracescore.scenarios import RunResult
@@ -80,17 +81,14 @@ def score_attributes(
     if result.scenario is None or not result.sampled:
         return out  # not scored: the span is forwarded as it came
     for score in result.scores:
+        score_key, label_key, explanation_key = _score_keys(prefix, score.name)
         if score.value is not None:
             # float() also turns an int 1 into 1.0: the attribute is always a double.
-            out[semconv.score_attribute(prefix, score.name, semconv.SCORE_SUFFIX)] = float(
-                score.value
-            )
+            out[score_key] = float(score.value)
         label = score_label(score)
         if label is not None:
-            out[semconv.score_attribute(prefix, score.name, semconv.LABEL_SUFFIX)] = label
-        out[semconv.score_attribute(prefix, score.name, semconv.EXPLANATION_SUFFIX)] = (
-            score.explanation
-        )
+            out[label_key] = label
+        out[explanation_key] = score.explanation
     if result.scenario is not None:
         out[semconv.TRACESCORE_SCENARIO] = result.scenario
     if result.verdict is not None:
@@ -101,58 +99,46 @@ def score_attributes(
     return out
 
 
+# The three attribute keys of a score name, built once: score names come from the config.
+_KEYS: dict[tuple[str, str], tuple[str, str, str]] = {}
+_KEYS_LIMIT = 4096
+
+
+def _score_keys(prefix: str, name: str) -> tuple[str, str, str]:
+    keys = _KEYS.get((prefix, name))
+    if keys is None:
+        keys = (
+            semconv.score_attribute(prefix, name, semconv.SCORE_SUFFIX),
+            semconv.score_attribute(prefix, name, semconv.LABEL_SUFFIX),
+            semconv.score_attribute(prefix, name, semconv.EXPLANATION_SUFFIX),
+        )
+        if len(_KEYS) >= _KEYS_LIMIT:
+            _KEYS.clear()
+        _KEYS[(prefix, name)] = keys
+    return keys
+
+
 def set_any_value(target: AnyValue, value: AttrValue) -> None:
     """Write a decoded attribute value into an (empty) OTLP AnyValue, in place.
 
-    Filling messages in place is about 5x faster than building KeyValue/AnyValue objects and
-    copying them into a repeated field, which copies again under upb (measured: 17 score
-    attributes in 23 µs instead of 112 µs).
+    The value is encoded by `wire.any_value` and parsed in one call: filling the message
+    field by field costs one upb round trip per field.
     """
-    # bool before int: bool subclasses int, and True must stay a bool_value.
-    if isinstance(value, bool):
-        target.bool_value = value
-    elif isinstance(value, str):
-        target.string_value = value
-    elif isinstance(value, int):
-        target.int_value = value
-    elif isinstance(value, float):
-        target.double_value = value
-    elif isinstance(value, bytes):
-        target.bytes_value = value
-    elif isinstance(value, tuple | list):
-        target.array_value.SetInParent()  # an empty array is still an array, not "no value"
-        values = target.array_value.values
-        for item in value:
-            set_any_value(values.add(), item)
-    elif isinstance(value, dict):
-        target.kvlist_value.SetInParent()
-        add_attributes(target.kvlist_value.values, value)
-    elif value is None:
-        target.SetInParent()  # present but empty, as the wire encoder writes it
-    else:
-        raise TypeError(f"cannot encode attribute value of type {type(value).__name__}")
+    target.MergeFromString(wire.any_value(value))
+    target.SetInParent()  # None: present but empty, as the wire encoder writes it
 
 
 def add_attributes(target: Any, attributes: Mapping[str, AttrValue]) -> None:
     """Append attributes to a repeated KeyValue field (span, resource, log record, point)."""
     for key, value in attributes.items():
-        kv = target.add()
-        kv.key = key
-        set_any_value(kv.value, value)
+        target.add().MergeFromString(wire.key_value(key, value))
 
 
 def to_any_value(value: AttrValue) -> AnyValue:
     """Encode a decoded attribute value back into a new OTLP AnyValue (None -> empty)."""
-    out = AnyValue()
-    set_any_value(out, value)
-    return out
+    return AnyValue.FromString(wire.any_value(value))
 
 
 def key_values(attributes: Mapping[str, AttrValue]) -> list[KeyValue]:
     """Encode attributes as new OTLP KeyValues, in the mapping's order."""
-    out = []
-    for key, value in attributes.items():
-        kv = KeyValue(key=key)
-        set_any_value(kv.value, value)
-        out.append(kv)
-    return out
+    return [KeyValue.FromString(wire.key_value(k, v)) for k, v in attributes.items()]

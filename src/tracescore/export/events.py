@@ -12,50 +12,28 @@ scorer produced a value; `gen_ai.evaluation.score.label` (`pass`, `fail`, the sc
 is the digest of the one scorer config that produced this score (the span carries the
 scenario's digest).
 
-Messages are filled in place (`records.add()`, then set fields): constructing a LogRecord and
-appending it would copy it again, and upb field access is the cost that matters here.
+The request is written as bytes (`wire`): everything but the values is the same for every
+record and is encoded once; `evaluation_logs` parses those bytes for callers that want the
+message.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-from opentelemetry.proto.logs.v1.logs_pb2 import ResourceLogs, SeverityNumber
+from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
 
 from tracescore import __version__, semconv
-from tracescore.export.attributes import add_attributes, error_type, score_label
+from tracescore.export import wire
+from tracescore.export.attributes import error_type, score_label
 from tracescore.export.spans import resource_key
 from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
 from tracescore.scenarios import RunResult
 
-__all__ = ["evaluation_attributes", "evaluation_logs"]
-
-
-def evaluation_attributes(result: RunResult, score: Score) -> dict[str, AttrValue]:
-    """The attributes of one `gen_ai.evaluation.result` event."""
-    out: dict[str, AttrValue] = {
-        semconv.EVENT_NAME: semconv.GEN_AI_EVALUATION_RESULT_EVENT,
-        semconv.GEN_AI_EVALUATION_NAME: score.name,
-    }
-    if score.value is not None:
-        out[semconv.GEN_AI_EVALUATION_SCORE_VALUE] = float(score.value)
-    label = score_label(score)
-    if label is not None:
-        out[semconv.GEN_AI_EVALUATION_SCORE_LABEL] = label
-    out[semconv.GEN_AI_EVALUATION_EXPLANATION] = score.explanation
-    kind = error_type(score)
-    if kind is not None:
-        out[semconv.ERROR_TYPE] = kind
-    if result.trajectory.agent:
-        out[semconv.GEN_AI_AGENT_NAME] = result.trajectory.agent
-    if result.scenario is not None:
-        out[semconv.TRACESCORE_SCENARIO] = result.scenario
-    out[semconv.TRACESCORE_DIGEST] = score.digest
-    return out
+__all__ = ["encode_evaluation_logs", "evaluation_logs"]
 
 
 def evaluation_logs(
@@ -64,6 +42,18 @@ def evaluation_logs(
     *,
     now_ns: int | None = None,
 ) -> ExportLogsServiceRequest:
+    """`encode_evaluation_logs` as a message (see there)."""
+    return ExportLogsServiceRequest.FromString(
+        encode_evaluation_logs(results, resource, now_ns=now_ns)
+    )
+
+
+def encode_evaluation_logs(
+    results: Iterable[RunResult],
+    resource: Mapping[str, AttrValue] | None = None,
+    *,
+    now_ns: int | None = None,
+) -> bytes:
     """One LogRecord per score, with the trace and span ids of the scored span.
 
     Args:
@@ -74,81 +64,158 @@ def evaluation_logs(
         now_ns: the records' timestamp (default: now).
 
     Returns:
-        A request grouped by resource, under the `tracescore` instrumentation scope.
+        A serialized ExportLogsServiceRequest grouped by resource, under the `tracescore`
+        instrumentation scope.
     """
     now = time.time_ns() if now_ns is None else now_ns
-    request = ExportLogsServiceRequest()
-    by_resource: dict[str, ResourceLogs] = {}
-    # Runs of one service share one resource mapping (the assembler memoizes them): its
-    # grouping key is computed once per mapping, not once per run.
-    keys: dict[int, str] = {}
+    stamp = wire.fixed64_field(_TIME, now)
+    observed = wire.fixed64_field(_OBSERVED_TIME, now)
+    # Grouping key -> the resource field and that resource's framed records.
+    groups: dict[str, tuple[bytes, list[bytes]]] = {}
     for result in results:
         if not result.scores:
             continue
-        res = result.trajectory.resource if resource is None else resource
-        key = keys.get(id(res))
-        if key is None:
-            key = keys[id(res)] = resource_key(res)
-        rl = by_resource.get(key)
-        if rl is None:
-            rl = by_resource[key] = request.resource_logs.add()
-            add_attributes(rl.resource.attributes, res)
-            scope = rl.scope_logs.add().scope
-            scope.name = semconv.SCOPE_NAME
-            scope.version = __version__
-        records = rl.scope_logs[0].log_records
         trajectory = result.trajectory
-        trace_id = bytes.fromhex(trajectory.trace_id)
-        span_id = bytes.fromhex(trajectory.span_id) if trajectory.span_id else b""
-        agent = trajectory.agent
-        scenario = result.scenario
+        group_key, resource_field = _resource(trajectory.resource if resource is None else resource)
+        group = groups.get(group_key)
+        if group is None:
+            group = groups[group_key] = (resource_field, [])
+        # The fields after the attributes are the same for every record of the run.
+        end = wire.len_field(_TRACE_ID, bytes.fromhex(trajectory.trace_id))
+        if trajectory.span_id:
+            end += wire.len_field(_SPAN_ID, bytes.fromhex(trajectory.span_id))
+        end += observed + _EVENT_NAME
+        records = group[1]
         for score in result.scores:
-            failed = score.error is not None
-            record = records.add()
-            record.time_unix_nano = now
-            record.observed_time_unix_nano = now
-            # A failed scorer is worth a warning; a low score is a result, not a problem.
-            if failed:
-                record.severity_number = SeverityNumber.SEVERITY_NUMBER_WARN
-                record.severity_text = "WARN"
-            else:
-                record.severity_number = SeverityNumber.SEVERITY_NUMBER_INFO
-                record.severity_text = "INFO"
-            record.event_name = semconv.GEN_AI_EVALUATION_RESULT_EVENT
-            record.trace_id = trace_id
-            if span_id:
-                record.span_id = span_id
-            _fill_attributes(record.attributes, score, agent, scenario)
-    return request
+            records.append(_record(score, trajectory.agent, result.scenario, stamp, end))
+    # The request is joined once, its lengths computed rather than measured on nested copies:
+    # framing a run's records by concatenation cost half as much as writing them.
+    request: list[bytes] = []
+    for resource_field, records in groups.values():
+        scope_size = len(_SCOPE) + sum(map(len, records))
+        scope_head = _SCOPE_LOGS + wire.varint(scope_size)
+        size = len(resource_field) + len(scope_head) + scope_size
+        request += (_RESOURCE_LOGS, wire.varint(size), resource_field, scope_head, _SCOPE)
+        request += records
+    return b"".join(request)
 
 
-def _fill_attributes(target: Any, score: Score, agent: str | None, scenario: str | None) -> None:
-    """`evaluation_attributes` written straight into the record, in the same order.
+# Tags (field number << 3 | wire type) of opentelemetry/proto/logs/v1/logs.proto and
+# collector/logs/v1/logs_service.proto.
+_RESOURCE_LOGS = b"\x0a"  # ExportLogsServiceRequest.resource_logs = 1
+_RESOURCE = b"\x0a"  # ResourceLogs.resource = 1
+_SCOPE_LOGS = b"\x12"  # ResourceLogs.scope_logs = 2
+_LOG_RECORDS = b"\x12"  # ScopeLogs.log_records = 2 (scope = 1)
+_TIME = b"\x09"  # LogRecord.time_unix_nano = 1 (fixed64)
+_ATTRIBUTES = b"\x32"  # LogRecord.attributes = 6
+_TRACE_ID = b"\x4a"  # LogRecord.trace_id = 9
+_SPAN_ID = b"\x52"  # LogRecord.span_id = 10
+_OBSERVED_TIME = b"\x59"  # LogRecord.observed_time_unix_nano = 11 (fixed64)
 
-    Every value but the score is a string, so the generic encoder's type dispatch and the
-    intermediate dict are skipped: this runs once per score on the ingest thread.
-    """
-    _put(target, semconv.EVENT_NAME, semconv.GEN_AI_EVALUATION_RESULT_EVENT)
-    _put(target, semconv.GEN_AI_EVALUATION_NAME, score.name)
-    if score.value is not None:
-        kv = target.add()
-        kv.key = semconv.GEN_AI_EVALUATION_SCORE_VALUE
-        kv.value.double_value = float(score.value)
+# ScopeLogs.scope: InstrumentationScope{name = 1, version = 2}.
+_SCOPE = wire.len_field(
+    b"\x0a",
+    wire.len_field(b"\x0a", semconv.SCOPE_NAME.encode())
+    + wire.len_field(b"\x12", __version__.encode()),
+)
+
+
+def _severity(number: int, text: str) -> bytes:
+    # LogRecord.severity_number = 2 (varint), severity_text = 3.
+    return b"\x10" + wire.varint(number) + wire.len_field(b"\x1a", text.encode())
+
+
+_INFO = _severity(SeverityNumber.SEVERITY_NUMBER_INFO, "INFO")
+_WARN = _severity(SeverityNumber.SEVERITY_NUMBER_WARN, "WARN")
+# LogRecord.event_name = 12, after every other field this module writes.
+_EVENT_NAME = wire.len_field(b"\x62", semconv.GEN_AI_EVALUATION_RESULT_EVENT.encode())
+_SCORE_VALUE = wire.double_head(_ATTRIBUTES, semconv.GEN_AI_EVALUATION_SCORE_VALUE)
+
+
+def _record(
+    score: Score, agent: str | None, scenario: str | None, start: bytes, end: bytes
+) -> bytes:
+    """One framed element of `ScopeLogs.log_records`: fields in field-number order, as protobuf
+    writes them (`start`: the timestamp; `end`: the ids, observed time and event name)."""
     label = score_label(score)
-    if label is not None:
-        _put(target, semconv.GEN_AI_EVALUATION_SCORE_LABEL, label)
-    _put(target, semconv.GEN_AI_EVALUATION_EXPLANATION, score.explanation)
-    kind = error_type(score)
+    kind = None if score.error is None else error_type(score)
+    memo = (score.name, label, kind, agent, scenario, score.digest)
+    template = _TEMPLATES.get(memo)
+    if template is None:
+        template = _template(*memo)
+        if len(_TEMPLATES) >= _TEMPLATES_LIMIT:
+            _TEMPLATES.clear()
+        _TEMPLATES[memo] = template
+    head, middle, tail = template
+    value = b"" if score.value is None else _SCORE_VALUE + wire.DOUBLE.pack(float(score.value))
+    explanation = wire.string_field(
+        _ATTRIBUTES, semconv.GEN_AI_EVALUATION_EXPLANATION, score.explanation
+    )
+    return wire.len_field(
+        _LOG_RECORDS, b"".join((start, head, value, middle, explanation, tail, end))
+    )
+
+
+def _template(
+    name: str,
+    label: str | None,
+    kind: str | None,
+    agent: str | None,
+    scenario: str | None,
+    digest: str,
+) -> tuple[bytes, bytes, bytes]:
+    """What a record holds around its value and explanation, which alone vary per score.
+
+    The attributes are those of the module docstring, in that order: before the value, the
+    severity (a failed scorer is worth a warning; a low score is a result, not a problem), the
+    event name and the evaluation name; between value and explanation, the label; after it,
+    the error type, agent, scenario and digest.
+    """
+    s = semconv
+    head = (_WARN if kind is not None else _INFO) + wire.attribute_fields(
+        _ATTRIBUTES,
+        {s.EVENT_NAME: s.GEN_AI_EVALUATION_RESULT_EVENT, s.GEN_AI_EVALUATION_NAME: name},
+    )
+    middle = {} if label is None else {s.GEN_AI_EVALUATION_SCORE_LABEL: label}
+    tail: dict[str, AttrValue] = {}
     if kind is not None:
-        _put(target, semconv.ERROR_TYPE, kind)
+        tail[s.ERROR_TYPE] = kind
     if agent:
-        _put(target, semconv.GEN_AI_AGENT_NAME, agent)
+        tail[s.GEN_AI_AGENT_NAME] = agent
     if scenario is not None:
-        _put(target, semconv.TRACESCORE_SCENARIO, scenario)
-    _put(target, semconv.TRACESCORE_DIGEST, score.digest)
+        tail[s.TRACESCORE_SCENARIO] = scenario
+    tail[s.TRACESCORE_DIGEST] = digest
+    return (
+        head,
+        wire.attribute_fields(_ATTRIBUTES, middle),
+        wire.attribute_fields(_ATTRIBUTES, tail),
+    )
 
 
-def _put(target: Any, key: str, value: str) -> None:
-    kv = target.add()
-    kv.key = key
-    kv.value.string_value = value
+# Record templates by (name, label, error type, agent, scenario, digest): bounded, since
+# agents and labels come from traffic.
+_TEMPLATES: dict[
+    tuple[str, str | None, str | None, str | None, str | None, str], tuple[bytes, bytes, bytes]
+] = {}
+_TEMPLATES_LIMIT = 4096
+
+
+# Resource mappings seen lately, by identity, with their grouping key and encoded field: runs
+# of one service share one mapping (the assembler memoizes them). The mapping is kept with its
+# entry so that its id is not reused while the entry exists.
+_RESOURCES: dict[int, tuple[Mapping[str, AttrValue], str, bytes]] = {}
+_RESOURCES_LIMIT = 1024
+
+
+def _resource(resource: Mapping[str, AttrValue]) -> tuple[str, bytes]:
+    known = _RESOURCES.get(id(resource))
+    if known is not None and known[0] is resource:
+        return known[1], known[2]
+    attributes = wire.attribute_fields(wire.KEY_VALUE_TAG, resource)
+    # A resource without attributes is an empty message: protobuf leaves the field out.
+    field = wire.len_field(_RESOURCE, attributes) if attributes else b""
+    key = resource_key(resource)
+    if len(_RESOURCES) >= _RESOURCES_LIMIT:
+        _RESOURCES.clear()
+    _RESOURCES[id(resource)] = (resource, key, field)
+    return key, field

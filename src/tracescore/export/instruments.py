@@ -33,6 +33,20 @@ class HistogramPoint:
         """An independent snapshot, so rendering can happen outside the lock."""
         return HistogramPoint(list(self.counts), self.sum, self.count, self.min, self.max)
 
+    def observe(self, value: float, bounds: tuple[float, ...]) -> None:
+        """Count one value; NaN is ignored (it would poison sum, min and max)."""
+        if math.isnan(value):
+            return
+        # OTLP explicit buckets are (bounds[i-1], bounds[i]]: bisect_left puts a value equal
+        # to a bound into that bound's bucket, the same as Prometheus `le`.
+        self.counts[bisect.bisect_left(bounds, value)] += 1
+        self.sum += value
+        self.count += 1
+        if value < self.min:
+            self.min = value
+        if value > self.max:
+            self.max = value
+
 
 @dataclass(slots=True)
 class Instrument:
@@ -65,18 +79,14 @@ class Instrument:
 
     def observe(self, key: Attrs, value: float) -> None:
         """Histogram observation; NaN is ignored (it would poison sum, min and max)."""
-        if math.isnan(value):
-            return
+        self.point(key).observe(value, self.bounds)
+
+    def point(self, key: Attrs) -> HistogramPoint:
+        """A histogram series, created empty on first use; callers may keep it to observe."""
         point = self.points.get(key)
         if point is None:
             point = self.points[key] = HistogramPoint([0] * (len(self.bounds) + 1))
-        # OTLP explicit buckets are (bounds[i-1], bounds[i]]: bisect_left puts a value equal
-        # to a bound into that bound's bucket, the same as Prometheus `le`.
-        point.counts[bisect.bisect_left(self.bounds, value)] += 1
-        point.sum += value
-        point.count += 1
-        point.min = min(point.min, value)
-        point.max = max(point.max, value)
+        return point
 
     def snapshot(self) -> Instrument:
         """A copy of the instrument's numbers at this moment."""

@@ -11,9 +11,13 @@ into `_other`. Trace ids never become attributes.
 
 from __future__ import annotations
 
+import operator
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TypeAlias, TypeVar
 
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
@@ -21,11 +25,12 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 
 from tracescore import __version__, semconv
 from tracescore.export.attributes import error_type
-from tracescore.export.instruments import Attrs, Instrument
+from tracescore.export.instruments import Attrs, HistogramPoint, Instrument
 from tracescore.export.otlp_metrics import metrics_request
 from tracescore.export.prometheus import render
 from tracescore.model.span import AttrValue
 from tracescore.scenarios import RunResult
+from tracescore.scorers.base import select_calls
 
 __all__ = ["DURATION_BOUNDS", "SCORE_BOUNDS", "Telemetry"]
 
@@ -48,6 +53,12 @@ _CAPPED = frozenset(
 
 
 _MEMO_LIMIT = 4096
+_PENDING_LIMIT = 4096
+_NAME_AND_STATUS = operator.attrgetter("name", "status")
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+# A scored run's series key in `tracescore.runs`, and its folded agent and scenario.
+_RunSeries: TypeAlias = tuple[Attrs, str | None, str | None]
 
 
 def _instruments() -> dict[str, Instrument]:
@@ -104,9 +115,22 @@ class Telemetry:
             if inst.kind != "histogram" and not inst.keys:
                 inst.values[()] = 0
         self._sources: list[Callable[[], Iterable[Instrument]]] = []
-        # Series keys of scored runs, memoized (bounded: the values come from traffic).
+        s = semconv
+        self._runs = self._inst[s.METRIC_RUNS]
+        self._scores = self._inst[s.METRIC_EVALUATION_SCORE]
+        self._errors = self._inst[s.METRIC_EVALUATION_ERRORS]
+        self._calls = self._inst[s.METRIC_TOOL_CALLS]
+        self._scoring = self._inst[s.METRIC_SCORING_DURATION]
+        # Series of scored runs by their raw label values, memoized: a folded value never
+        # changes once decided (the seen sets only grow), so each series is looked up once.
+        # Bounded: the values come from traffic.
+        self._run_keys: dict[tuple[str | None, str, str | None], _RunSeries] = {}
         self._call_keys: dict[tuple[str, str], Attrs] = {}
-        self._score_keys: dict[tuple[str, str | None, str | None], Attrs] = {}
+        # Tool calls of scored runs as (name, status), counted into `tracescore.tool_calls` in
+        # bulk before any read (and whenever many wait): one by one, they were a third of
+        # recording a run.
+        self._pending_calls: list[tuple[str, str]] = []
+        self._score_keys: dict[tuple[str, str | None, str | None], _ScoreSeries] = {}
 
     # -- scored runs ----------------------------------------------------------------------
 
@@ -118,32 +142,47 @@ class Telemetry:
         """
         if result.scenario is None or not result.sampled:
             return
-        s = semconv
+        calls = select_calls(result.trajectory, "attempted", True)  # sub-agents' calls too
         with self._lock:
-            agent = self._fold(s.GEN_AI_AGENT_NAME, result.trajectory.agent)
-            scenario = self._fold(s.TRACESCORE_SCENARIO, result.scenario)
-            # Series keys are built in each instrument's key order, leaving out absent values.
-            run_key = _pairs(
-                (s.TRACESCORE_VERDICT, result.verdict or None),
-                (s.TRACESCORE_SCENARIO, scenario),
-                (s.GEN_AI_AGENT_NAME, agent),
-            )
-            self._inst[s.METRIC_RUNS].add(run_key, 1)
+            memo = (result.verdict, result.scenario, result.trajectory.agent)
+            run = self._run_keys.get(memo)
+            if run is None:
+                run = _memo_put(self._run_keys, memo, self._run_series(*memo))
+            run_key, agent, scenario = run
+            counts = self._runs.values
+            counts[run_key] = counts.get(run_key, 0) + 1
             self._observe_scores(result, agent, scenario)
-            calls = self._inst[s.METRIC_TOOL_CALLS]
-            call_keys = self._call_keys
-            for call in result.trajectory.tool_calls(include_subagents=True):
-                # A folded value never changes once decided (the seen sets only grow), so the
-                # series key of a (tool, status) pair is built once, not once per call.
-                memo = (call.name, call.status)
-                key = call_keys.get(memo)
-                if key is None:
-                    tool = self._fold(s.GEN_AI_TOOL_NAME, call.name)
-                    key = _pairs((s.GEN_AI_TOOL_NAME, tool), (s.TOOL_CALL_STATUS, call.status))
-                    if len(call_keys) >= _MEMO_LIMIT:
-                        call_keys.clear()
-                    call_keys[memo] = key
-                calls.add(key, 1)
+            pending = self._pending_calls
+            pending += map(_NAME_AND_STATUS, calls)
+            if len(pending) >= _PENDING_LIMIT:
+                self._count_calls()
+
+    def _count_calls(self) -> None:
+        # Call with the lock held: the pending tool calls into their series.
+        counts = self._calls.values
+        call_keys = self._call_keys
+        # Counter keeps first-seen order, so tool names are folded in the order calls came.
+        for pair, n in Counter(self._pending_calls).items():
+            key = call_keys.get(pair)
+            if key is None:
+                tool = self._fold(semconv.GEN_AI_TOOL_NAME, pair[0])
+                key = _pairs((semconv.GEN_AI_TOOL_NAME, tool), (semconv.TOOL_CALL_STATUS, pair[1]))
+                _memo_put(call_keys, pair, key)
+            counts[key] = counts.get(key, 0) + n
+        self._pending_calls.clear()
+
+    def _run_series(self, verdict: str | None, scenario: str, agent: str | None) -> _RunSeries:
+        # Call with the lock held. Series keys follow each instrument's key order and leave
+        # out absent values.
+        s = semconv
+        folded_agent = self._fold(s.GEN_AI_AGENT_NAME, agent)
+        folded_scenario = self._fold(s.TRACESCORE_SCENARIO, scenario)
+        key = _pairs(
+            (s.TRACESCORE_VERDICT, verdict or None),
+            (s.TRACESCORE_SCENARIO, folded_scenario),
+            (s.GEN_AI_AGENT_NAME, folded_agent),
+        )
+        return key, folded_agent, folded_scenario
 
     def record_scores(self, result: RunResult) -> None:
         """Observe scores that arrive after their run was counted (LLM judges in `serve`)."""
@@ -158,27 +197,25 @@ class Telemetry:
     def _observe_scores(self, result: RunResult, agent: str | None, scenario: str | None) -> None:
         # Call with the lock held.
         s = semconv
-        scores = self._inst[s.METRIC_EVALUATION_SCORE]
-        errors = self._inst[s.METRIC_EVALUATION_ERRORS]
         score_keys = self._score_keys
         for score in result.scores:
-            memo = (score.name, agent, scenario)
-            key = score_keys.get(memo)
-            if key is None:  # built once per (score, agent, scenario): folds are final
+            series = score_keys.get((score.name, agent, scenario))
+            if series is None:  # built once per (score, agent, scenario): folds are final
                 name = self._fold(s.GEN_AI_EVALUATION_NAME, score.name)
                 key = _pairs(
                     (s.GEN_AI_EVALUATION_NAME, name),
                     (s.GEN_AI_AGENT_NAME, agent),
                     (s.TRACESCORE_SCENARIO, scenario),
                 )
-                if len(score_keys) >= _MEMO_LIMIT:
-                    score_keys.clear()
-                score_keys[memo] = key
+                series = _memo_put(score_keys, (score.name, agent, scenario), _ScoreSeries(key))
             if score.value is not None:
-                scores.observe(key, float(score.value))
+                point = series.point
+                if point is None:  # the histogram series appears with its first value
+                    point = series.point = self._scores.point(series.key)
+                point.observe(float(score.value), SCORE_BOUNDS)
             elif score.error is not None:
                 kind = self._fold(s.ERROR_TYPE, error_type(score))
-                errors.add(key + _pairs((s.ERROR_TYPE, kind)), 1)
+                self._errors.add(series.key + _pairs((s.ERROR_TYPE, kind)), 1)
 
     def add_source(self, source: Callable[[], Iterable[Instrument]]) -> None:
         """Render another component's instruments too (e.g. the judges' own counters).
@@ -223,10 +260,12 @@ class Telemetry:
             self._inst[semconv.METRIC_EXPORT_QUEUE_ITEMS].set((), items)
             self._inst[semconv.METRIC_EXPORT_QUEUE_BYTES].set((), size)
 
-    def observe_scoring_latency(self, seconds: float) -> None:
-        """Histogram: time to score one run."""
+    def observe_scoring_latency(self, seconds: float, runs: int = 1) -> None:
+        """Histogram: time to score one run, observed for `runs` runs (scored together)."""
         with self._lock:
-            self._inst[semconv.METRIC_SCORING_DURATION].observe((), seconds)
+            point = self._scoring.point(())
+            for _ in range(runs):
+                point.observe(seconds, DURATION_BOUNDS)
 
     def observe_export_latency(self, signal: str, seconds: float) -> None:
         """Histogram: one export attempt's duration, by signal (traces, logs, metrics)."""
@@ -244,12 +283,14 @@ class Telemetry:
     def value(self, name: str, attributes: Mapping[str, str] | None = None) -> float:
         """A counter's or gauge's current value (0 if never recorded), for checks and tests."""
         with self._lock:
+            self._count_calls()
             inst = self._inst[name]
             return inst.values.get(inst.series_key(dict(attributes or {})), 0)
 
     def snapshot(self) -> list[Instrument]:
         """Copies of every instrument, in a stable order."""
         with self._lock:
+            self._count_calls()
             own = [inst.snapshot() for inst in self._inst.values()]
         return own + [inst for source in self._sources for inst in source()]
 
@@ -298,6 +339,22 @@ class Telemetry:
     def _set(self, name: str, value: float) -> None:
         with self._lock:
             self._inst[name].set((), value)
+
+
+@dataclass(slots=True)
+class _ScoreSeries:
+    """A score's series in `gen_ai.evaluation.score`, and its histogram once it has one."""
+
+    key: Attrs
+    point: HistogramPoint | None = None
+
+
+def _memo_put(memo: dict[_K, _V], key: _K, value: _V) -> _V:
+    """Store in a bounded memo (cleared when full: its values come from traffic)."""
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
+    return value
 
 
 def _pairs(*pairs: tuple[str, str | None]) -> Attrs:

@@ -15,11 +15,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, Span
 
 from tracescore import __version__, semconv
+from tracescore.export import wire
 from tracescore.export.attributes import add_attributes, score_attributes
 from tracescore.model.span import AttrValue
 from tracescore.scenarios import RunResult
 
 __all__ = ["annotate_span", "fanout_request", "fanout_span", "resource_key"]
+
+_SPAN_ATTRIBUTES = b"\x4a"  # Span.attributes = 9 (opentelemetry/proto/trace/v1/trace.proto)
 
 
 def annotate_span(span: Span, attributes: Mapping[str, AttrValue]) -> None:
@@ -34,7 +37,9 @@ def annotate_span(span: Span, attributes: Mapping[str, AttrValue]) -> None:
         kept = [kv for kv in span.attributes if kv.key not in attributes]
         del span.attributes[:]
         span.attributes.extend(kept)
-    add_attributes(span.attributes, attributes)
+    # Parsing the encoded attributes appends them in one call (a repeated field merges by
+    # appending), instead of one upb round trip per field.
+    span.MergeFromString(wire.attribute_fields(_SPAN_ATTRIBUTES, attributes))
 
 
 def fanout_span(

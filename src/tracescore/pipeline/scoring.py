@@ -17,7 +17,7 @@ from tracescore import semconv
 from tracescore.assembler import Annotations, Outbox, Pending, ReadyTrace
 from tracescore.config.model import Config, ScenarioMatch
 from tracescore.export.attributes import score_attributes
-from tracescore.export.events import evaluation_logs
+from tracescore.export.events import encode_evaluation_logs
 from tracescore.export.metrics import Telemetry
 from tracescore.export.spans import fanout_request
 from tracescore.model.span import AttrValue, SpanRecord
@@ -170,14 +170,12 @@ class RunScorer:
             if attributes and trajectory.span_id:
                 annotations[trajectory.span_id] = attributes
         if results:
-            request = evaluation_logs(results)
-            self._logs.send(request.SerializeToString(), _log_records(results))
+            self._logs.send(encode_evaluation_logs(results), _log_records(results))
             if self._spans is not None and fanout_now:
                 fanout = fanout_request(fanout_now, self._prefix)
                 self._spans.send(fanout.SerializeToString(), len(fanout_now))
             per_run = (time.perf_counter() - started) / len(results)
-            for _ in results:
-                self._telemetry.observe_scoring_latency(per_run)
+            self._telemetry.observe_scoring_latency(per_run, len(results))
         return annotations
 
 

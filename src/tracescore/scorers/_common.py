@@ -50,7 +50,8 @@ class ToolScorer(ScorerBase):
 
     def counted(self, trajectory: Trajectory) -> tuple[ToolCall, ...]:
         """The calls this scorer counts, in trajectory order."""
-        return select_calls(trajectory, self.calls, include_subagents=self.include_subagents)
+        # Positional: every check calls this, and a keyword argument costs as much as the memo.
+        return select_calls(trajectory, self.calls, self.include_subagents)
 
 
 class ExpectationScorer(ToolScorer):
@@ -83,7 +84,7 @@ class ProhibitionScorer(ExpectationScorer):
 
 def names(calls: Iterable[ToolCall]) -> str:
     """`a, b, c`, or `none`, for explanations."""
-    text = ", ".join(c.name for c in calls)
+    text = ", ".join([c.name for c in calls])
     return text or "none"
 
 
@@ -109,7 +110,7 @@ def uncounted_note(
 
     Says why a call the user can see in the trace did not satisfy an expectation.
     """
-    every = trajectory.tool_calls(include_subagents=scorer.include_subagents)
+    every = select_calls(trajectory, "attempted", include_subagents=scorer.include_subagents)
     if len(every) == len(counted):
         return ""
     kept = {id(c) for c in counted}

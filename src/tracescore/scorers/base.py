@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
 from tracescore import semconv
 from tracescore.model import record
 from tracescore.model.score import Score
-from tracescore.model.trajectory import ToolCall, Trajectory
+from tracescore.model.trajectory import AgentStep, ToolCall, Trajectory
 
 __all__ = [
     "DIGEST_VERSION",
@@ -38,13 +38,33 @@ CallPolicy: TypeAlias = Literal["clean", "attempted"]
 
 
 def select_calls(
-    trajectory: Trajectory, policy: CallPolicy, *, include_subagents: bool = False
+    trajectory: Trajectory, policy: CallPolicy, include_subagents: bool = False
 ) -> tuple[ToolCall, ...]:
     """The trajectory's tool calls that count under `policy`, in trajectory order."""
-    calls = trajectory.tool_calls(include_subagents=include_subagents)
-    if policy == "clean":
-        return tuple(c for c in calls if c.status == "ok")
+    global _last_run  # a one-entry memo, see below
+    memo = _last_run
+    if memo is None or memo[0] is not trajectory:
+        memo = _last_run = (trajectory, {})
+    calls = memo[1].get((policy, include_subagents))
+    if calls is None:
+        if policy == "clean":
+            every = select_calls(trajectory, "attempted", include_subagents=include_subagents)
+            calls = tuple([c for c in every if c.status == "ok"])
+        elif include_subagents and AgentStep not in map(type, trajectory.steps):
+            # No sub-agents: the same calls. (Steps are exactly ToolCall, ModelCall or
+            # AgentStep, so the type test is isinstance's, looped in C.)
+            calls = select_calls(trajectory, policy)
+        else:
+            calls = trajectory.tool_calls(include_subagents=include_subagents)
+        memo[1][(policy, include_subagents)] = calls
     return calls
+
+
+# The calls of the last run asked about, per (policy, include_subagents): the scorers of a
+# scenario, and then the run's metrics, ask about the same run one after another, and walking
+# its steps was a third of a simple check's cost. Keyed by identity: runs are immutable
+# records. Threads may race on it harmlessly (a lost entry is only computed again).
+_last_run: tuple[Trajectory, dict[tuple[CallPolicy, bool], tuple[ToolCall, ...]]] | None = None
 
 
 class Threshold(BaseModel):
@@ -183,7 +203,9 @@ class ScorerBase(BaseModel):
         """Apply the threshold and label rules to an outcome."""
         value = outcome.value
         if value is not None:
-            value = min(1.0, max(0.0, float(value)))
+            value = float(value)
+            if not 0.0 <= value <= 1.0:  # also NaN, which becomes 0.0
+                value = min(1.0, max(0.0, value))
         if value is None:
             passed: bool | None = None
         elif self.threshold is not None:
@@ -195,13 +217,17 @@ class ScorerBase(BaseModel):
         label = outcome.label
         if label is None and passed is not None:
             label = semconv.LABEL_PASS if passed else semconv.LABEL_FAIL
+        # Positional, in field order (name, type, value, passed, explanation, digest, label,
+        # details): this runs for every score of every run, and keyword arguments cost about
+        # as much as the rest of building the Score. `self.name or self.type` is `score_name`
+        # without the property call.
         return Score(
-            name=self.score_name,
-            type=self.type,
-            value=value,
-            passed=passed,
-            label=label,
-            explanation=outcome.explanation,
-            details=dict(outcome.details),
-            digest=digest,
+            self.name or self.type,
+            self.type,
+            value,
+            passed,
+            outcome.explanation,
+            digest,
+            label,
+            dict(outcome.details),
         )

@@ -43,7 +43,9 @@ __all__ = [
 
 
 def _outcome(passed: bool, explanation: str, details: dict[str, object]) -> Outcome:
-    return Outcome(value=1.0 if passed else 0.0, explanation=explanation, details=details)
+    # Positional (value, explanation, passed, details): keyword arguments cost more than the
+    # rest of building the record.
+    return Outcome(1.0 if passed else 0.0, explanation, None, details)
 
 
 class CalledTool(ExpectationScorer):
@@ -56,11 +58,12 @@ class CalledTool(ExpectationScorer):
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """Count the tool's counted calls."""
         calls = self.counted(trajectory)
-        count = sum(1 for c in calls if c.name == self.tool)
+        tool = self.tool
+        count = len([c for c in calls if c.name == tool])
         passed = count >= self.times
         explanation = f"'{self.tool}' was called {count} time(s); at least {self.times} expected"
-        note = uncounted_note(trajectory, calls, self)
-        if note and not passed:
+        note = "" if passed else uncounted_note(trajectory, calls, self)
+        if note:
             explanation += f"; {note}"
         return _outcome(
             passed,
@@ -160,8 +163,9 @@ class NoToolErrors(ProhibitionScorer):
         calls = self.counted(trajectory)
         errored = [c for c in calls if c.status == "error"]
         paused = [c for c in calls if c.status == "paused"]
-        failed = list(errored)
-        if self.mastra:
+        failed = errored
+        mastra = self.mastra
+        if mastra:
             failed = [
                 c
                 for c in calls
@@ -172,7 +176,7 @@ class NoToolErrors(ProhibitionScorer):
             explanation = f"{len(failed)} of {len(calls)} tool call(s) failed: {names(failed)}"
         else:
             explanation = f"none of {len(calls)} tool call(s) failed"
-        if paused and not self.mastra:
+        if paused and not mastra:
             explanation += f"; paused (not counted as errors): {names(paused)}"
         details: dict[str, object] = {
             "error_count": len(failed),
