@@ -1,8 +1,10 @@
 """The metrics tracescore emits: scores, runs, tool calls, and the service's own health.
 
 `Telemetry` is thread-safe: one lock guards every update, so receivers on gRPC worker threads and
-the asyncio loop can share it; an update costs a dict lookup or two under the lock. Rendering
-copies the numbers under the lock and formats outside it.
+the asyncio loop can share it; an update costs a dict lookup or two under the lock (series are
+memoized per label values, and the tool calls of scored runs are counted in bulk before any
+read). Rendering copies the numbers under the lock and formats outside it. The instruments
+themselves are listed in `catalog`.
 
 Cardinality is bounded: attribute values that come from traffic (agent, tool and evaluation
 names, scenarios) are capped per key (`max_values` distinct values each); later values are folded
@@ -25,6 +27,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 
 from tracescore import __version__, semconv
 from tracescore.export.attributes import error_type
+from tracescore.export.catalog import CAPPED_KEYS, DURATION_BOUNDS, SCORE_BOUNDS, instruments
 from tracescore.export.instruments import Attrs, HistogramPoint, Instrument
 from tracescore.export.otlp_metrics import metrics_request
 from tracescore.export.prometheus import render
@@ -34,24 +37,6 @@ from tracescore.scorers.base import select_calls
 
 __all__ = ["DURATION_BOUNDS", "SCORE_BOUNDS", "Telemetry"]
 
-# 0.0 gets its own bucket: a score of exactly 0 (a failed check) is common and telling.
-SCORE_BOUNDS: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-DURATION_BOUNDS: tuple[float, ...] = (
-    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
-)  # fmt: skip
-# Attribute keys whose values come from traffic or config and so need a cap.
-_CAPPED = frozenset(
-    {
-        semconv.GEN_AI_AGENT_NAME,
-        semconv.GEN_AI_TOOL_NAME,
-        semconv.GEN_AI_EVALUATION_NAME,
-        semconv.TRACESCORE_SCENARIO,
-        semconv.REASON,
-        semconv.ERROR_TYPE,
-    }
-)
-
-
 _MEMO_LIMIT = 4096
 _PENDING_LIMIT = 4096
 _NAME_AND_STATUS = operator.attrgetter("name", "status")
@@ -59,41 +44,6 @@ _K = TypeVar("_K")
 _V = TypeVar("_V")
 # A scored run's series key in `tracescore.runs`, and its folded agent and scenario.
 _RunSeries: TypeAlias = tuple[Attrs, str | None, str | None]
-
-
-def _instruments() -> dict[str, Instrument]:
-    s = semconv
-    score_keys = (s.GEN_AI_EVALUATION_NAME, s.GEN_AI_AGENT_NAME, s.TRACESCORE_SCENARIO)
-    defs = (
-        Instrument(s.METRIC_EVALUATION_SCORE, "histogram", "1", "scores of scored runs, by scorer",
-                   score_keys, SCORE_BOUNDS),
-        Instrument(s.METRIC_EVALUATION_ERRORS, "counter", "{score}",
-                   "scores whose scorer failed", (*score_keys, s.ERROR_TYPE)),
-        Instrument(s.METRIC_RUNS, "counter", "{run}", "scored runs, by verdict",
-                   (s.TRACESCORE_VERDICT, s.TRACESCORE_SCENARIO, s.GEN_AI_AGENT_NAME)),
-        Instrument(s.METRIC_TOOL_CALLS, "counter", "{call}", "tool calls of scored runs",
-                   (s.GEN_AI_TOOL_NAME, s.TOOL_CALL_STATUS)),
-        Instrument(s.METRIC_SPANS_RECEIVED, "counter", "{span}", "spans accepted by a receiver"),
-        Instrument(s.METRIC_SPANS_REJECTED, "counter", "{span}", "spans refused as malformed"),
-        Instrument(s.METRIC_SPANS_FORWARDED, "counter", "{span}",
-                   "spans delivered downstream (with fanout, the evaluate spans)"),
-        Instrument(s.METRIC_SPANS_LATE, "counter", "{span}",
-                   "spans that arrived after their run was scored"),
-        Instrument(s.METRIC_SPANS_DROPPED, "counter", "{span}",
-                   "spans accepted but never delivered, by reason", (s.REASON,)),
-        Instrument(s.METRIC_RUNS_BUFFERED, "gauge", "{run}", "runs held until they are scored"),
-        Instrument(s.METRIC_BYTES_BUFFERED, "gauge", "By", "bytes held by the assembler"),
-        Instrument(s.METRIC_EXPORT_QUEUE_ITEMS, "gauge", "{request}",
-                   "requests waiting in the export queue"),
-        Instrument(s.METRIC_EXPORT_QUEUE_BYTES, "gauge", "By", "bytes waiting in the export queue"),
-        Instrument(s.METRIC_SCORING_DURATION, "histogram", "s", "time to score one run", (),
-                   DURATION_BOUNDS),
-        Instrument(s.METRIC_EXPORT_DURATION, "histogram", "s", "time of one export attempt",
-                   (s.SIGNAL,), DURATION_BOUNDS),
-        Instrument(s.METRIC_EXPORT_FAILURES, "counter", "{request}", "failed export attempts",
-                   (s.SIGNAL, s.REASON)),
-    )  # fmt: skip
-    return {i.name: i for i in defs}
 
 
 class Telemetry:
@@ -108,9 +58,9 @@ class Telemetry:
         """
         self._lock = threading.Lock()
         self._max_values = max_values
-        self._seen: dict[str, set[str]] = {k: set() for k in _CAPPED}
+        self._seen: dict[str, set[str]] = {k: set() for k in CAPPED_KEYS}
         self.start_ns = time.time_ns() if start_ns is None else start_ns
-        self._inst = _instruments()
+        self._inst = instruments()
         for inst in self._inst.values():
             if inst.kind != "histogram" and not inst.keys:
                 inst.values[()] = 0

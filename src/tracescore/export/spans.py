@@ -2,7 +2,8 @@
 
 Both work on OTLP protobuf messages directly, never through SDK span objects (about 5x the cost
 of the whole scoring pipeline, reference/performance.md). Messages are filled in place: a
-finished Span appended to a repeated field would be copied once more.
+finished Span appended to a repeated field would be copied once more; the attributes of an
+annotated span are merged in as bytes (`wire`) in one call.
 """
 
 from __future__ import annotations
@@ -37,9 +38,7 @@ def annotate_span(span: Span, attributes: Mapping[str, AttrValue]) -> None:
         kept = [kv for kv in span.attributes if kv.key not in attributes]
         del span.attributes[:]
         span.attributes.extend(kept)
-    # Parsing the encoded attributes appends them in one call (a repeated field merges by
-    # appending), instead of one upb round trip per field.
-    span.MergeFromString(wire.attribute_fields(_SPAN_ATTRIBUTES, attributes))
+    _append_attributes(span, attributes)
 
 
 def fanout_span(
@@ -123,7 +122,13 @@ def _fill_fanout(
     span.kind = Span.SpanKind.SPAN_KIND_INTERNAL
     span.start_time_unix_nano = end if start_ns is None else start_ns
     span.end_time_unix_nano = end
-    add_attributes(span.attributes, attributes)
+    _append_attributes(span, attributes)
+
+
+def _append_attributes(span: Span, attributes: Mapping[str, AttrValue]) -> None:
+    # Parsing the encoded attributes appends them in one call (a repeated field merges by
+    # appending), instead of one upb round trip per field.
+    span.MergeFromString(wire.attribute_fields(_SPAN_ATTRIBUTES, attributes))
 
 
 def _new_span_id() -> bytes:

@@ -150,6 +150,7 @@ class RunScorer:
         for warning in built.warnings:
             log.debug("trace %s: %s", ready.trace_id, warning)
         results: list[RunResult] = []
+        records = 0  # log records: one per score
         fanout_now: list[RunResult] = []
         annotations: dict[str, Mapping[str, AttrValue] | Pending] = {}
         for trajectory in built.trajectories:
@@ -160,6 +161,7 @@ class RunScorer:
             if result.scenario is None or not result.sampled:
                 continue
             results.append(result)
+            records += len(result.scores)
             self._telemetry.record_run(result)
             pending = self._judges(result) if self._judges is not None else None
             if pending is not None and trajectory.span_id:
@@ -170,14 +172,10 @@ class RunScorer:
             if attributes and trajectory.span_id:
                 annotations[trajectory.span_id] = attributes
         if results:
-            self._logs.send(encode_evaluation_logs(results), _log_records(results))
+            self._logs.send(encode_evaluation_logs(results), records)
             if self._spans is not None and fanout_now:
                 fanout = fanout_request(fanout_now, self._prefix)
                 self._spans.send(fanout.SerializeToString(), len(fanout_now))
             per_run = (time.perf_counter() - started) / len(results)
             self._telemetry.observe_scoring_latency(per_run, len(results))
         return annotations
-
-
-def _log_records(results: list[RunResult]) -> int:
-    return sum(len(r.scores) for r in results)

@@ -44,11 +44,12 @@ def select_calls(
     global _last_run  # a one-entry memo, see below
     memo = _last_run
     if memo is None or memo[0] is not trajectory:
-        memo = _last_run = (trajectory, {})
-    calls = memo[1].get((policy, include_subagents))
+        memo = _last_run = (trajectory, [None, None, None, None])
+    slot = 2 * include_subagents + (policy == "clean")
+    calls = memo[1][slot]
     if calls is None:
         if policy == "clean":
-            every = select_calls(trajectory, "attempted", include_subagents=include_subagents)
+            every = select_calls(trajectory, "attempted", include_subagents)
             calls = tuple([c for c in every if c.status == "ok"])
         elif include_subagents and AgentStep not in map(type, trajectory.steps):
             # No sub-agents: the same calls. (Steps are exactly ToolCall, ModelCall or
@@ -56,15 +57,15 @@ def select_calls(
             calls = select_calls(trajectory, policy)
         else:
             calls = trajectory.tool_calls(include_subagents=include_subagents)
-        memo[1][(policy, include_subagents)] = calls
+        memo[1][slot] = calls
     return calls
 
 
-# The calls of the last run asked about, per (policy, include_subagents): the scorers of a
-# scenario, and then the run's metrics, ask about the same run one after another, and walking
-# its steps was a third of a simple check's cost. Keyed by identity: runs are immutable
-# records. Threads may race on it harmlessly (a lost entry is only computed again).
-_last_run: tuple[Trajectory, dict[tuple[CallPolicy, bool], tuple[ToolCall, ...]]] | None = None
+# The calls of the last run asked about, in a slot per (include_subagents, policy): the
+# scorers of a scenario, and then the run's metrics, ask about the same run one after another,
+# and walking its steps was a third of a simple check's cost. Keyed by identity: runs are
+# immutable records. Threads may race on it harmlessly (a lost entry is only computed again).
+_last_run: tuple[Trajectory, list[tuple[ToolCall, ...] | None]] | None = None
 
 
 class Threshold(BaseModel):
