@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from operator import attrgetter
 
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import AgentStep, Step, Trajectory
@@ -25,7 +24,6 @@ __all__ = ["build_trajectories"]
 
 _HINT_ROLES = ("other", "agent")
 _DEFAULT_OPTIONS = BuildOptions()  # frozen, so one instance serves every call
-_TRACE_ID = attrgetter("trace_id")
 
 
 def build_trajectories(
@@ -38,7 +36,7 @@ def build_trajectories(
     """
     options = options or _DEFAULT_OPTIONS
     spans = list(spans)
-    trace_ids = set(map(_TRACE_ID, spans))
+    trace_ids = {span.trace_id for span in spans}
     if len(trace_ids) == 1:  # one trace (what the service builds): no order of traces to decide
         trajectories, warnings = _build_trace(trace_ids.pop(), spans, options)
         return BuildResult(trajectories, warnings)
@@ -265,9 +263,10 @@ def _output(hints: list[SpanView], models: list[Node]) -> str | None:
             return hint.output
     # Else the last model answer that asked for no tool: the final answer of the loop.
     for node in reversed(models):
-        assert node.view is not None
-        if not node.view.requests and node.view.output:
-            return node.view.output
+        view = node.view
+        assert view is not None
+        if view.output and not view.requests:
+            return view.output
     return None
 
 

@@ -72,7 +72,19 @@ def attribute_filter(extra_keys: Iterable[str] = ()) -> Callable[[str], bool]:
 
 def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None:
     """The merged view of `span`, or None when no convention recognises it."""
-    candidates = _candidates(span)
+    attrs = span.attributes
+    name = span.name
+    # Most spans carry no marker of another convention: then only GenAI may read them.
+    if (
+        _OTHER_MARKERS.isdisjoint(attrs)
+        and span.scope != semconv.PYDANTIC_AI_SCOPE
+        and not name.startswith(semconv.AI_SPAN_PREFIX)
+    ):
+        if semconv.GEN_AI_OPERATION_NAME in attrs or name.startswith(_GENAI_NAME_PREFIXES):
+            view = GENAI.read(span, options)
+            return view if view is None or GENAI.clean else clean_view(view)
+        return None
+    candidates = _marked(span)
     if not candidates:
         return None
     if len(candidates) == 1:  # the common case: one convention wrote the span
@@ -122,7 +134,7 @@ _BY_MASK: tuple[tuple[Convention, ...], ...] = tuple(
 
 
 # Every marker key but GenAI's, in one set: a span with none of them (nor pydantic-ai's scope,
-# nor Vercel's name prefix), which is most spans, can only be GenAI or nothing.
+# nor Vercel's name prefix), which is most spans, can only be GenAI or nothing (`classify`).
 _OTHER_MARKERS = _PYDANTIC_AI_MARKERS | {
     semconv.MASTRA_SPAN_TYPE,
     semconv.AI_OPERATION_ID,
@@ -130,21 +142,6 @@ _OTHER_MARKERS = _PYDANTIC_AI_MARKERS | {
     semconv.TRACELOOP_SPAN_KIND,
     semconv.LLM_REQUEST_TYPE,
 }
-_GENAI_ONLY = _BY_MASK[8]
-
-
-def _candidates(span: SpanRecord) -> tuple[Convention, ...]:
-    attrs = span.attributes
-    name = span.name
-    if (
-        _OTHER_MARKERS.isdisjoint(attrs)
-        and span.scope != semconv.PYDANTIC_AI_SCOPE
-        and not name.startswith(semconv.AI_SPAN_PREFIX)
-    ):
-        if semconv.GEN_AI_OPERATION_NAME in attrs or name.startswith(_GENAI_NAME_PREFIXES):
-            return _GENAI_ONLY
-        return ()
-    return _marked(span)
 
 
 def _marked(span: SpanRecord) -> tuple[Convention, ...]:

@@ -68,11 +68,13 @@ def read_tool(span: SpanRecord, options: BuildOptions, convention: str) -> SpanV
     attrs = span.attributes
     limit = options.max_value_chars
     failed, error_type, message = error_info(span)
+    name = attrs.get(semconv.GEN_AI_TOOL_NAME)
+    if name.__class__ is not str or not name.isascii():  # ASCII text is read as it is
+        name = as_text(name)
     view = SpanView(
         "tool",
         convention,
-        as_text(attrs.get(semconv.GEN_AI_TOOL_NAME))
-        or name_suffix(span.name, semconv.OP_EXECUTE_TOOL),
+        name or name_suffix(span.name, semconv.OP_EXECUTE_TOOL),
         clean_id(attrs.get(semconv.GEN_AI_TOOL_CALL_ID)),
         failed,
         error_type,
@@ -130,12 +132,21 @@ def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> Span
     # Without output messages (content capture off, the common case) there is nothing to parse.
     outputs = parse_messages(raw_outputs) if raw_outputs is not None else []
     raw_inputs = attrs.get(semconv.GEN_AI_INPUT_MESSAGES)
-    input_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_INPUT_TOKENS))
-    if input_tokens is None:
-        input_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_PROMPT_TOKENS))
-    output_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_OUTPUT_TOKENS))
-    if output_tokens is None:
-        output_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_COMPLETION_TOKENS))
+    # Exact ints and ASCII text are read as they are; anything else through as_int / as_text
+    # (a call fewer per attribute on the common path, which runs for every model span).
+    input_tokens = attrs.get(semconv.GEN_AI_USAGE_INPUT_TOKENS)
+    if input_tokens.__class__ is not int:
+        input_tokens = as_int(input_tokens)
+        if input_tokens is None:
+            input_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_PROMPT_TOKENS))
+    output_tokens = attrs.get(semconv.GEN_AI_USAGE_OUTPUT_TOKENS)
+    if output_tokens.__class__ is not int:
+        output_tokens = as_int(output_tokens)
+        if output_tokens is None:
+            output_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_COMPLETION_TOKENS))
+    model = attrs.get(semconv.GEN_AI_RESPONSE_MODEL)
+    if model.__class__ is not str or not model.isascii():
+        model = as_text(model)
     view = SpanView(
         "model",
         convention,
@@ -144,8 +155,7 @@ def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> Span
         None,
         None,
         None,
-        as_text(attrs.get(semconv.GEN_AI_RESPONSE_MODEL))
-        or as_text(attrs.get(semconv.GEN_AI_REQUEST_MODEL)),
+        model or as_text(attrs.get(semconv.GEN_AI_REQUEST_MODEL)),
         input_tokens,
         output_tokens,
         cut(last_assistant_text(outputs), limit) if outputs else None,

@@ -45,15 +45,27 @@ def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
     requests: list[Request] = []
     seen_ids: set[str] = set()
     recorded = False
+    model_steps: list[tuple[tuple[int, int, str], Step]] = []
     for model in parts.models:
         view = model.view
         assert view is not None
+        span = model.span
+        # Positional, in field order: model, input and output tokens, start, end, span id.
+        step = ModelCall(
+            view.model,
+            view.input_tokens,
+            view.output_tokens,
+            span.start_ns or None,
+            span.end_ns or None,
+            model.span_id,
+        )
+        model_steps.append((model.key, step))
         if view.output_tool_names:
             output_tools.update(view.output_tool_names)
         if view.requests is None:
             continue
         recorded = True
-        anchor = model.span.end_ns or model.span.start_ns
+        anchor = span.end_ns or span.start_ns
         for request in view.requests:
             if request.call_id is not None:
                 if request.call_id in seen_ids:
@@ -95,20 +107,7 @@ def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
             (node.view is not None and node.view.output_tool) or is_output_tool(call.name, names)
         ):
             others.append((node.key, call))
-    for node in parts.models:
-        view = node.view
-        assert view is not None
-        span = node.span
-        # Positional, in field order: model, input and output tokens, start, end, span id.
-        step = ModelCall(
-            view.model,
-            view.input_tokens,
-            view.output_tokens,
-            span.start_ns or None,
-            span.end_ns or None,
-            node.span_id,
-        )
-        others.append((node.key, step))
+    others += model_steps
     others.extend((node.key, step) for node, step in parts.subagents)
     others.sort(key=_FIRST)
     return _merge(requested, others)
@@ -267,6 +266,9 @@ def _merge(
         else:
             out.append(others[j][1])
             j += 1
-    out.extend(step for _, step in requested[i:])
-    out.extend(step for _, step in others[j:])
+    out.extend(map(_SECOND, requested[i:]))
+    out.extend(map(_SECOND, others[j:]))
     return tuple(out)
+
+
+_SECOND = itemgetter(1)

@@ -126,12 +126,11 @@ def build_forest(spans: Iterable[SpanRecord], issues: Issues) -> tuple[list[Node
         if not sid:
             no_id.append(span)
             continue
-        kept = by_id.get(sid)
-        if kept is None:
+        if sid not in by_id:
             by_id[sid] = Node(span, sid)
             continue
         issues.add("spans with a duplicate span id (one copy kept)", sid)
-        if _richness(span) > _richness(kept.span):
+        if _richness(span) > _richness(by_id[sid].span):
             by_id[sid] = Node(span, sid)
     nodes = list(by_id.values())
     index_by_id = by_id

@@ -65,7 +65,8 @@ def as_text(value: object) -> str | None:
 
 def clean_id(value: object) -> str | None:
     """A call id without stray whitespace (the registry examples have `" call_VSPy..."`)."""
-    text = as_text(value)
+    # ASCII text (most ids) is as_text's own value: no call needed.
+    text = value if value.__class__ is str and value.isascii() else as_text(value)
     if text is None:
         if isinstance(value, int) and not isinstance(value, bool):
             return str(value)
@@ -155,7 +156,7 @@ def parse_later(value: object, limit: int) -> Any:
     `ToolCall` field parses it on first read, to exactly what parsing now would give. Other
     values are converted now: they are rare, and some (None) must stay visible to the builder.
     """
-    if isinstance(value, str):
+    if value.__class__ is str:  # (a str subclass, rare, is parsed now: the same value)
         return Deferred(parse_lenient, value, limit)
     return parse_lenient(value, limit)
 
