@@ -60,18 +60,8 @@ def _build_trace(
     trace_id: str, spans: list[SpanRecord], options: BuildOptions
 ) -> tuple[list[Trajectory], list[str]]:
     issues = Issues(trace_id)
-    nodes, roots = build_forest(spans, issues)
-    for node in nodes:
-        try:
-            view = node.view = classify(node.span, options)
-        except Exception as exc:  # a reader bug must cost one span, never the trace
-            issues.add("spans that could not be read", f"{node.span_id}: {exc!r}"[:200])
-            node.view = None
-            continue
-        if view is not None and view.warnings:
-            for warning in view.warnings:
-                issues.add(warning, node.span_id)
-    runs = _assign_owners(roots, options, issues)
+    nodes, roots, parents_first = build_forest(spans, issues)
+    runs = _read_and_assign(parents_first, options, issues)
     members: dict[Node | None, list[Node]] = {}
     for node in nodes:  # nodes are in (start, end, span id) order, so members are too
         group = members.get(node.owner)
@@ -92,7 +82,9 @@ def _build_trace(
     built: dict[Node, tuple[str | None, tuple[Step, ...]]] = {}
     trajectories: list[Trajectory] = []
     complete = not issues.incomplete
-    for run_node in reversed(runs):  # preorder reversed: sub-agents before their parents
+    # Parents first, reversed: sub-agents before their parents. (The order of the runs
+    # themselves is decided by the sort below: their sort keys are unique.)
+    for run_node in reversed(runs):
         trajectory = _build_run(run_node, members.get(run_node, []), built, options)
         trajectories.append(trajectory)
     messages = issues.messages()
@@ -101,19 +93,27 @@ def _build_trace(
     return [_finish(t, complete, messages) for t in trajectories], messages
 
 
-def _assign_owners(roots: list[Node], options: BuildOptions, issues: Issues) -> list[Node]:
-    """Give every node its run (preorder, iterative); return the run nodes in preorder.
+def _read_and_assign(
+    parents_first: list[Node], options: BuildOptions, issues: Issues
+) -> list[Node]:
+    """Classify every node and give it its run; return the run nodes, parents first.
 
-    A node inherits from its parent: its run is the parent when the parent is a run, else the
-    parent's run, and its tool ancestor is the nearest tool span between it and that run.
+    A node inherits from its parent (already done, as nodes come parents first): its run is
+    the parent when the parent is a run, else the parent's run, and its tool ancestor is the
+    nearest tool span between it and that run.
     """
     runs: list[Node] = []
     depths: dict[Node, int] = {}  # a run's depth: the runs from a root down to it
     max_depth = options.max_agent_depth
-    stack = roots[::-1]
-    pop, push_all = stack.pop, stack.extend
-    while stack:
-        node = pop()
+    for node in parents_first:
+        try:
+            view = node.view = classify(node.span, options)
+        except Exception as exc:  # a reader bug must cost one span, never the trace
+            issues.add("spans that could not be read", f"{node.span_id}: {exc!r}"[:200])
+            view = node.view = None
+        if view is not None and view.warnings:
+            for warning in view.warnings:
+                issues.add(warning, node.span_id)
         parent = node.parent
         if parent is not None:
             if parent.is_run:
@@ -124,7 +124,6 @@ def _assign_owners(roots: list[Node], options: BuildOptions, issues: Issues) -> 
                 node.tool_ancestor = (
                     parent if above is not None and above.role == "tool" else parent.tool_ancestor
                 )
-        view = node.view
         if view is not None and view.role == "agent":
             owner = node.owner
             depth = depths[owner] if owner is not None else 0
@@ -138,14 +137,6 @@ def _assign_owners(roots: list[Node], options: BuildOptions, issues: Issues) -> 
                     "(read as part of their parent run)",
                     node.span_id,
                 )
-        children = node.children
-        if children:
-            push_all(reversed(children))  # popped in order
-            # Parent and child links make every trace's nodes one reference cycle, which only
-            # the cyclic GC can free: in `serve` that was over 40% of the CPU (tens of
-            # thousands of nodes, views and lists per collection). With the downward links
-            # dropped once followed, reference counting frees the nodes when the build ends.
-            node.children = []
     return runs
 
 
