@@ -8,6 +8,7 @@ sequences are merged like merge sort, so neither loses its own order.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -256,17 +257,23 @@ def _decisions(parts: RunParts, options: BuildOptions) -> dict[str, str]:
 def _merge(
     requested: Sequence[tuple[int, Step]], others: Sequence[tuple[tuple[int, int, str], Step]]
 ) -> tuple[Step, ...]:
+    """Merge sort's merge: each sequence keeps its order; ties go to the requested call (a
+    tool that wraps a sub-agent starts with it).
+
+    Others come sorted by start, so before each requested call go all remaining others that
+    start earlier: found by bisection, and copied in C rather than one comparison at a time.
+    """
+    if not requested:
+        return tuple(map(_SECOND, others))
+    starts = [key[0] for key, _ in others]
     out: list[Step] = []
-    i = j = 0
-    while i < len(requested) and j < len(others):
-        # Ties go to the requested call: a tool that wraps a sub-agent starts with it.
-        if requested[i][0] <= others[j][0][0]:
-            out.append(requested[i][1])
-            i += 1
-        else:
-            out.append(others[j][1])
-            j += 1
-    out.extend(map(_SECOND, requested[i:]))
+    j = 0
+    for anchor, call in requested:
+        k = bisect_left(starts, anchor, j)
+        if k > j:
+            out.extend(map(_SECOND, others[j:k]))
+            j = k
+        out.append(call)
     out.extend(map(_SECOND, others[j:]))
     return tuple(out)
 
