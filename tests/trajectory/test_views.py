@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tracescore.model.span import SpanRecord, StatusCode
+from tracescore.model.span import AttrValue, SpanRecord, StatusCode
 from tracescore.trajectory import BuildOptions
 from tracescore.trajectory._classify import classify
 from tracescore.trajectory._genai import GENAI
@@ -37,12 +37,17 @@ def test_clean_view_cleans_tool_names() -> None:
 
 
 BAD = "x\ud800y"  # a lone surrogate, as a JSON decoder may leave it
+ANSWER = messages(assistant(text(BAD)))
+
+
+def _genai(name: str, op: str, **attrs: AttrValue) -> SpanRecord:
+    return span(1, name, attrs={"gen_ai.operation.name": op, **attrs})
 
 
 @pytest.mark.parametrize(
     "record",
     [
-        span(1, f"execute_tool {BAD}", attrs={"gen_ai.operation.name": "execute_tool"}),
+        _genai(f"execute_tool {BAD}", "execute_tool"),
         span(
             1,
             "execute_tool t",
@@ -50,24 +55,22 @@ BAD = "x\ud800y"  # a lone surrogate, as a JSON decoder may leave it
             status=StatusCode.ERROR,
             message=BAD,
         ),
-        span(1, f"invoke_agent {BAD}", attrs={"gen_ai.operation.name": "invoke_agent"}),
-        span(
-            1,
+        _genai(f"invoke_agent {BAD}", "invoke_agent"),
+        _genai(
             "invoke_agent",
-            attrs={
-                "gen_ai.operation.name": "invoke_agent",
+            "invoke_agent",
+            **{
                 "gen_ai.agent.name": BAD,
-                "gen_ai.output.messages": messages(assistant(text(BAD))),
+                "gen_ai.output.messages": ANSWER,
                 "gen_ai.tool.definitions": json.dumps([{"name": BAD}]),
             },
         ),
-        span(
-            1,
+        _genai(
             "chat",
-            attrs={
-                "gen_ai.operation.name": "chat",
+            "chat",
+            **{
                 "gen_ai.response.model": BAD,
-                "gen_ai.output.messages": messages(assistant(text(BAD))),
+                "gen_ai.output.messages": ANSWER,
                 "gen_ai.tool.definitions": json.dumps([BAD]),
             },
         ),
