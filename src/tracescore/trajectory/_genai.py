@@ -128,9 +128,7 @@ def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> Span
     """An inference span: tokens, the calls the model requested, and (lazily) the responses."""
     attrs = span.attributes
     limit = options.max_value_chars
-    raw_outputs = attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES)
-    # Without output messages (content capture off, the common case) there is nothing to parse.
-    outputs = parse_messages(raw_outputs) if raw_outputs is not None else []
+    outputs = parse_messages(attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES))
     raw_inputs = attrs.get(semconv.GEN_AI_INPUT_MESSAGES)
     # Exact ints and ASCII text are read as they are; anything else through as_int / as_text
     # (a call fewer per attribute on the common path, which runs for every model span).

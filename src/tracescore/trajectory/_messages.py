@@ -33,6 +33,8 @@ __all__ = [
 
 def parse_messages(value: object) -> list[dict[str, Any]]:
     """The message list of an attribute (JSON string or structured); [] when it is not one."""
+    if value is None:  # not recorded (content capture off): the common case, answered first
+        return []
     parsed = parse_json(value)
     if isinstance(parsed, dict):
         # A single message, or pydantic-ai's {"messages": [...]} wrappers seen in the wild.
