@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from tracescore.otlp.wire import WireError, read_varint, varint
+
 __all__ = ["Held", "WireError", "cut_spans", "frame_request"]
 
 # Field numbers (opentelemetry/proto/trace/v1/trace.proto, collector/trace/v1/*.proto).
@@ -30,47 +32,18 @@ _TAG_SPANS = bytes([(_SPANS << 3) | _LEN])
 Held = tuple[bytes, bytes, bytes]
 
 
-class WireError(ValueError):
-    """The bytes are not a well-formed ExportTraceServiceRequest."""
-
-
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    result = 0
-    shift = 0
-    while True:
-        if pos >= len(buf):
-            raise WireError("truncated varint")
-        byte = buf[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise WireError("varint longer than 10 bytes")
-
-
-def _encode_varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _fields(buf: bytes, start: int, end: int) -> Iterable[tuple[int, int, int, int, int]]:
     """(field number, wire type, field start, payload start, field end) of each field."""
     pos = start
     while pos < end:
         field_start = pos
-        tag, pos = _varint(buf, pos)
+        tag, pos = read_varint(buf, pos)
         number, wire = tag >> 3, tag & 7
         if wire == 2:
-            length, pos = _varint(buf, pos)
+            length, pos = read_varint(buf, pos)
             payload, pos = pos, pos + length
         elif wire == 0:
-            _, pos = _varint(buf, pos)
+            _, pos = read_varint(buf, pos)
             payload = pos
         elif wire == 1:
             payload, pos = pos, pos + 8
@@ -107,7 +80,7 @@ def cut_spans(
             continue
         rs_body = _cut_resource(body, view, payload, end, rs_index, by_scope, held)
         if rs_body is not None:
-            out.extend((_TAG_RESOURCE_SPANS, _encode_varint(len(rs_body)), rs_body))
+            out.extend((_TAG_RESOURCE_SPANS, varint(len(rs_body)), rs_body))
     return b"".join(out), held
 
 
@@ -145,7 +118,7 @@ def _cut_resource(
         key = (rs_index, scope_index)
         ss_body = _cut_scope(body, view, payload, f_end, key, drop, rs_header, held)
         if ss_body is not None:
-            parts[position] = b"".join((_TAG_SCOPE_SPANS, _encode_varint(len(ss_body)), ss_body))
+            parts[position] = b"".join((_TAG_SCOPE_SPANS, varint(len(ss_body)), ss_body))
             kept_scopes = True
     if had_scopes and not kept_scopes:
         return None
@@ -183,7 +156,7 @@ def _cut_scope(
                 length = (length & 0x7F) | (body[pos + 2] << 7)
                 payload = pos + 3
             else:
-                length, payload = _varint(body, pos + 1)
+                length, payload = read_varint(body, pos + 1)
             f_end = payload + length
             if f_end > end:
                 raise WireError("a span runs past the end of its scope")
@@ -226,9 +199,9 @@ def frame_request(spans: Iterable[Held]) -> bytes:
         for ss_header, span_list in scopes.items():
             ss_parts = [ss_header]
             for span in span_list:
-                ss_parts.extend((_TAG_SPANS, _encode_varint(len(span)), span))
+                ss_parts.extend((_TAG_SPANS, varint(len(span)), span))
             ss_body = b"".join(ss_parts)
-            rs_parts.extend((_TAG_SCOPE_SPANS, _encode_varint(len(ss_body)), ss_body))
+            rs_parts.extend((_TAG_SCOPE_SPANS, varint(len(ss_body)), ss_body))
         rs_body = b"".join(rs_parts)
-        out.extend((_TAG_RESOURCE_SPANS, _encode_varint(len(rs_body)), rs_body))
+        out.extend((_TAG_RESOURCE_SPANS, varint(len(rs_body)), rs_body))
     return b"".join(out)

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TypeVar
 
 from tracescore.model.span import AttrValue
+from tracescore.otlp.wire import len_field, varint
 
 __all__ = [
     "DOUBLE",
@@ -46,30 +47,6 @@ _TRUE, _FALSE = b"\x10\x01", b"\x10\x00"
 _INT, _DOUBLE_TAG, _ARRAY, _KVLIST, _BYTES_TAG = b"\x18", b"\x21", b"\x2a", b"\x32", b"\x3a"
 _VALUE = b"\x12"
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
-
-
-def varint(value: int) -> bytes:
-    """The base-128 varint of a non-negative integer below 2**64."""
-    if value < 0x80:
-        return _BYTES[value]
-    if value < 0x4000:  # most lengths: two bytes, no loop
-        return _CONTINUED[value & 0x7F] + _BYTES[value >> 7]
-    groups = []
-    while value >= 0x80:
-        groups.append(value & 0x7F | 0x80)
-        value >>= 7
-    groups.append(value)
-    return bytes(groups)
-
-
-def len_field(tag: bytes, payload: bytes) -> bytes:
-    """A length-delimited field (string, bytes or message); `tag` is its encoded tag."""
-    size = len(payload)
-    if size < 0x80:
-        return tag + _BYTES[size] + payload
-    if size < 0x4000:
-        return b"".join((tag, _CONTINUED[size & 0x7F], _BYTES[size >> 7], payload))
-    return tag + varint(size) + payload
 
 
 def fixed64_field(tag: bytes, value: int) -> bytes:

@@ -24,6 +24,7 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from tracescore.model.span import AttrValue, SpanEvent, SpanRecord, StatusCode
+from tracescore.otlp.wire import read_varint
 
 __all__ = [
     "ATTRIBUTE_OVERHEAD",
@@ -229,21 +230,6 @@ def _slim_schema() -> Any:
 _SlimRequest: Any = _slim_schema()
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(buf):
-            raise ValueError("malformed OTLP request: truncated varint")
-        byte = buf[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("malformed OTLP request: varint longer than 10 bytes")
-
-
 def _value(raw: bytes, start: int) -> tuple[AttrValue, int]:
     """The AnyValue filling `raw[start:]` and its size: scalars by hand, the rest via upb."""
     end = len(raw)
@@ -251,7 +237,7 @@ def _value(raw: bytes, start: int) -> tuple[AttrValue, int]:
         return None, 0
     tag = raw[start]
     if tag == 0x0A:  # string_value
-        n, at = _varint(raw, start + 1)
+        n, at = read_varint(raw, start + 1)
         if at + n == end:
             try:
                 text = raw[at:].decode()
@@ -260,14 +246,14 @@ def _value(raw: bytes, start: int) -> tuple[AttrValue, int]:
             else:
                 return text, len(text)
     elif tag == 0x18:  # int_value: a two's complement varint
-        n, at = _varint(raw, start + 1)
+        n, at = read_varint(raw, start + 1)
         if at == end:
             return (n - (1 << 64) if n >= 1 << 63 else n), 0
     elif tag == 0x21 and end - start == 9:  # double_value
         number: float = _DOUBLE.unpack_from(raw, start + 1)[0]
         return number, 0
     elif tag == 0x10:  # bool_value
-        n, at = _varint(raw, start + 1)
+        n, at = read_varint(raw, start + 1)
         if at == end:
             return bool(n), 0
     value = _decode_value_bytes(raw[start:])
@@ -318,7 +304,7 @@ def python_scan_spans(
                     if value_at >= len(raw):
                         attributes[kept] = None
                         continue
-                    length, at = _varint(raw, value_at + 1)
+                    length, at = read_varint(raw, value_at + 1)
                     if at + length != len(raw):
                         key, value, held = slow_kv(raw)
                         if key is not None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import math
 
+from tracescore.otlp.wire import len_field, varint
+
 __all__ = [
     "INTERNAL",
     "INVALID_ARGUMENT",
@@ -32,22 +34,12 @@ UNAUTHENTICATED = 16
 RETRY_INFO_TYPE_URL = "type.googleapis.com/google.rpc.RetryInfo"
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    value &= (1 << 64) - 1  # negative int32/int64 values are ten-byte two's complement
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _field_varint(number: int, value: int) -> bytes:
-    return _varint(number << 3) + _varint(value) if value else b""
+    return varint(number << 3) + varint(value) if value else b""
 
 
 def _field_bytes(number: int, value: bytes) -> bytes:
-    return _varint((number << 3) | 2) + _varint(len(value)) + value if value else b""
+    return len_field(varint((number << 3) | 2), value) if value else b""
 
 
 def retry_info(seconds: float) -> bytes:
@@ -55,7 +47,7 @@ def retry_info(seconds: float) -> bytes:
     whole = math.floor(seconds)
     nanos = round((seconds - whole) * 1e9)
     duration = _field_varint(1, whole) + _field_varint(2, nanos)
-    return _varint((1 << 3) | 2) + _varint(len(duration)) + duration
+    return len_field(varint((1 << 3) | 2), duration)
 
 
 def status_proto(code: int, message: str, retry_after_s: float | None = None) -> bytes:
@@ -65,7 +57,7 @@ def status_proto(code: int, message: str, retry_after_s: float | None = None) ->
         detail = _field_bytes(1, RETRY_INFO_TYPE_URL.encode()) + _field_bytes(
             2, retry_info(retry_after_s)
         )
-        body += _varint((3 << 3) | 2) + _varint(len(detail)) + detail
+        body += len_field(varint((3 << 3) | 2), detail)
     return body
 
 
