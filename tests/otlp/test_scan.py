@@ -6,19 +6,18 @@ but CI has one, so a missing build is a failure here, not a silent skip.
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from google.protobuf import json_format
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from support.otlp_proto import request_from_otlp_json
 from tracescore.otlp import scan
 from tracescore.otlp.scan import SpanReader, decode_any_value, python_scan_spans
 from tracescore.trajectory import needed_attribute
@@ -35,30 +34,13 @@ if scan.NATIVE:
     from tracescore.otlp._scan import scan_spans as native_scan_spans  # type: ignore[import-not-found]
 
 
-def _base64_ids(node: Any) -> Any:
-    # OTLP/JSON writes ids as hex; protobuf's generic JSON mapping wants base64 for bytes.
-    if isinstance(node, dict):
-        return {
-            k: base64.b64encode(bytes.fromhex(v)).decode()
-            if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str)
-            else _base64_ids(v)
-            for k, v in node.items()
-        }
-    if isinstance(node, list):
-        return [_base64_ids(v) for v in node]
-    return node
-
-
 def _bodies(path: Path) -> list[bytes]:
     text = path.read_text()
     try:
         documents = [json.loads(text)]
     except json.JSONDecodeError:  # JSON Lines
         documents = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return [
-        json_format.ParseDict(_base64_ids(d), ExportTraceServiceRequest()).SerializeToString()
-        for d in documents
-    ]
+    return [request_from_otlp_json(d).SerializeToString() for d in documents]
 
 
 def _scan_with(scanner: Any, body: bytes, keep: Any = None) -> list[Any]:

@@ -9,15 +9,13 @@ of golden file and fails on purpose. What was checked by hand is in testdata/tra
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from google.protobuf import json_format
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from support.otlp_proto import request_from_otlp_json
 from tracescore.otlp import decode_json_request, decode_proto_request, read_trace_files
 from tracescore.trajectory import build_trajectories, needed_attribute
 from trajectory.langfuse import convert
@@ -79,23 +77,9 @@ def test_only_needed_attributes_give_the_same_trajectories(case: str) -> None:
     assert _lines(filtered.spans) == _golden(case)
 
 
-def _base64_ids(node: Any) -> Any:
-    # OTLP/JSON writes ids as hex; protobuf's generic JSON mapping wants base64 for bytes.
-    if isinstance(node, dict):
-        return {
-            k: base64.b64encode(bytes.fromhex(v)).decode()
-            if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str)
-            else _base64_ids(v)
-            for k, v in node.items()
-        }
-    if isinstance(node, list):
-        return [_base64_ids(v) for v in node]
-    return node
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_protobuf_with_the_key_filter_gives_the_same_trajectories(case: str) -> None:
-    message = json_format.ParseDict(_base64_ids(_request(case)), ExportTraceServiceRequest())
+    message = request_from_otlp_json(_request(case))
     body = message.SerializeToString()
     decoded = decode_proto_request(body, key_filter=needed_attribute)
     assert decoded.rejected == 0, decoded.problems
