@@ -6,6 +6,7 @@ but CI has one, so a missing build is a failure here, not a silent skip.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from support.otlp_proto import request_from_otlp_json
+from tracescore.model.span import SpanEvent, SpanRecord, StatusCode
 from tracescore.otlp import scan
 from tracescore.otlp.scan import SpanReader, decode_any_value, python_scan_spans
 from tracescore.trajectory import needed_attribute
@@ -60,6 +62,12 @@ def _scan_with(scanner: Any, body: bytes, keep: Any = None) -> list[Any]:
 def _both(body: bytes, keep: Any = None) -> tuple[list[Any], list[Any]]:
     """(native, python) scans of body with fresh readers."""
     return _scan_with(native_scan_spans, body, keep), _scan_with(python_scan_spans, body, keep)
+
+
+def _python_records(body: bytes, keep: Any = None) -> list[Any]:
+    """What the pure-Python path makes of body: scanned tuples turned into records."""
+    reader = SpanReader(keep)
+    return reader.records_from(_scan_with(python_scan_spans, body, keep))
 
 
 def _upb_view(body: bytes) -> list[tuple[Any, ...]]:
@@ -107,6 +115,62 @@ def test_a_key_filter_keeps_only_its_keys(path: Path) -> None:
         assert native == python
         for span, full in zip(native, _upb_view(body), strict=True):
             assert span[12] == {k: v for k, v in full[12].items() if needed_attribute(k)}
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("keep", [None, needed_attribute], ids=["all-keys", "needed-keys"])
+def test_native_records_equal_the_records_python_builds(path: Path, keep: Any) -> None:
+    for body in _bodies(path):
+        native = SpanReader(keep).records(body)
+        assert native == _python_records(body, keep)
+        for (*_, record), span in zip(native, _upb_view(body), strict=True):
+            assert record.trace_id == span[3].hex()
+            assert len(record.events) == len(span[13])
+
+
+def test_records_share_names_and_resources_and_map_unknown_status_codes_to_unset() -> None:
+    spans = [
+        Span(trace_id=b"\x01" * 16, span_id=bytes([n + 1]) * 8, name="chat", parent_span_id=p)
+        for n, p in enumerate([b"", b"\x00" * 8, b"\x03" * 8, b"\x04" * 4])
+    ]
+    spans[0].status.code = 2
+    spans[1].status.code = 5  # not a code OTLP defines
+    spans[1].status.message = "odd"
+    event = spans[2].events.add(name="exception", time_unix_nano=7)
+    event.attributes.add(key="exception.type").value.string_value = "ValueError"
+    body = _request(*spans)
+    reader = SpanReader()
+    first, second = reader.records(body), reader.records(body)
+    assert first == _python_records(body) == second
+    records = [r[-1] for r in first]
+    assert [r.parent_span_id for r in records] == [None, None, "03" * 8, None]
+    assert [r.status_code for r in records[:2]] == [StatusCode.ERROR, StatusCode.UNSET]
+    assert records[1].status_message == "odd"
+    assert records[2].events == (SpanEvent("exception", 7, {"exception.type": "ValueError"}),)
+    assert records[0].name is records[1].name is second[0][-1].name
+    assert records[0].trace_id is records[1].trace_id  # one hex string per trace and request
+    assert records[0].resource is second[0][-1].resource
+
+
+def test_the_native_builder_refuses_a_record_class_it_cannot_fill() -> None:
+    from tracescore.otlp import _scan as native  # type: ignore[attr-defined]
+
+    @dataclasses.dataclass(slots=True)
+    class Wider:  # one field more than the extension fills: it would stay unset
+        trace_id: str
+        extra: str
+
+    names = tuple(f.name for f in dataclasses.fields(SpanRecord))
+    statuses = (StatusCode.UNSET, StatusCode.OK, StatusCode.ERROR)
+    with pytest.raises(TypeError):
+        native.bind(Wider, (*names, "extra"), statuses, scan._event)
+
+    class NotSlotted:
+        pass
+
+    with pytest.raises(TypeError):
+        native.bind(NotSlotted, names, statuses, scan._event)
+    native.bind(SpanRecord, names, statuses, scan._event)  # as scan.py left it
 
 
 def _kv(key: str, value: AnyValue | None = None) -> KeyValue:
@@ -228,6 +292,12 @@ def test_fuzzed_requests_never_crash_and_agree_with_upb(data: st.DataObject) -> 
         expected = _upb_view(raw)
     except Exception:
         expected = None
+    records = []
+    for make in (lambda: SpanReader().records(raw), lambda: _python_records(raw)):
+        try:
+            records.append(make())
+        except Exception:
+            records.append(None)
     results = []
     for scanner in (native_scan_spans, python_scan_spans):
         try:
@@ -236,3 +306,5 @@ def test_fuzzed_requests_never_crash_and_agree_with_upb(data: st.DataObject) -> 
             results.append(None)
     if expected is not None:
         assert results == [expected, expected]
+        assert records[0] == records[1]
+        assert records[0] is not None

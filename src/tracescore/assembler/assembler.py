@@ -33,7 +33,7 @@ from tracescore.assembler.waits import Pending, Waits
 from tracescore.config.serve import AssemblySettings
 from tracescore.errors import InputError, OverloadedError
 from tracescore.model.span import SpanRecord
-from tracescore.otlp.scan import ScannedSpan, SpanReader
+from tracescore.otlp.scan import SpanReader
 
 __all__ = ["Assembler"]
 
@@ -148,18 +148,14 @@ class Assembler:
         touched: dict[bytes, _Trace] = {}
         accepted = late = kept = kept_bytes = 0
         traces, scored, scoring = self._traces, self._scored, self._scoring
-        reader = self._reader
-        make_record = reader.record
-        agent_name, wants, hold = self._hooks.agent_name, self._hooks.wants, self._forwarding
         try:
-            scanned = reader.scan(body)
+            scanned = self._reader.records(body)
         except Exception as exc:  # the full parse accepted it, so this is unusual input
             raise InputError(f"unreadable OTLP request: {exc}") from exc
-        for span in scanned:
-            tid = span[3]
-            sid = span[4]
+        agent_name, wants, hold = self._hooks.agent_name, self._hooks.wants, self._forwarding
+        for i, j, k, tid, sid, size, record in scanned:
             if len(tid) != 16 or len(sid) != 8 or tid == _ZERO16 or sid == _ZERO8:
-                self._reject(result, span, remove)
+                self._reject(result, (i, j, k), tid, sid, record.name, remove)
                 continue
             accepted += 1
             if not scoring:
@@ -169,11 +165,10 @@ class Assembler:
                 if tid in scored:
                     late += 1
                     continue
-                if not span[12]:
+                if not record.attributes:
                     continue  # nothing a trajectory reads, in a trace holding no run
-                trace = traces[tid] = _Trace(tid.hex(), now)
-            record = make_record(span, trace.hex)
-            size = span[13] + RECORD_OVERHEAD
+                trace = traces[tid] = _Trace(record.trace_id, now)
+            size += RECORD_OVERHEAD
             trace.records.append(record)
             trace.nbytes += size
             kept += 1
@@ -186,9 +181,8 @@ class Assembler:
                 continue
             trace.anchored = True
             if hold and record.span_id not in trace.held and wants(record, agent):
-                index = span[0], span[1], span[2]
-                remove.setdefault(index[0], {}).setdefault(index[1], set()).add(index[2])
-                holds.append((index, trace, record.span_id))
+                remove.setdefault(i, {}).setdefault(j, set()).add(k)
+                holds.append(((i, j, k), trace, record.span_id))
         self.spans += kept
         self.nbytes += kept_bytes
         anchored = self._anchored
@@ -210,9 +204,15 @@ class Assembler:
         return result
 
     def _reject(
-        self, result: Ingest, span: ScannedSpan, remove: dict[int, dict[int, set[int]]]
+        self,
+        result: Ingest,
+        index: tuple[int, int, int],
+        trace_id: bytes,
+        span_id: bytes,
+        name: str,
+        remove: dict[int, dict[int, set[int]]],
     ) -> None:
-        i, j, k, trace_id, span_id, _, name = span[:7]
+        i, j, k = index
         result.rejected += 1
         remove.setdefault(i, {}).setdefault(j, set()).add(k)
         if len(result.problems) < _MAX_PROBLEMS:

@@ -15,10 +15,18 @@
  *   classify(raw_key) on a miss (bounded by the caller's dict size check below).
  * decode_value(raw AnyValue bytes): values other than string, int, double, bool, bytes.
  * slow_kv(raw KeyValue bytes) -> (kept key or None, value): KeyValues in unusual shapes.
+ * scan_records(same arguments..., names, resources, resource_fn) -> list of tuples
+ *   (rs, ss, span indices, trace_id, span_id, attribute_bytes, SpanRecord): the records are
+ *   allocated here and their slots filled directly (building one in Python, through the
+ *   dataclass __init__, cost about as much as scanning its span). names: span name -> shared
+ *   str; resources: raw resource bytes -> decoded dict, filled by resource_fn on a miss.
+ * bind(SpanRecord, its field names, (UNSET, OK, ERROR), event_fn): once, before scan_records;
+ *   refuses a class whose fields are not exactly the slots filled here.
  * Raises ValueError on malformed input (callers parsed the request with upb first).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -264,16 +272,27 @@ static int key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, PyObject *at
     return rc;
 }
 
-/* One Span message to a result tuple (new reference), or NULL. */
-static PyObject *span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Py_ssize_t i,
-                      Py_ssize_t j, Py_ssize_t k, PyObject *resource, PyObject *scope) {
+/* What one Span message holds, as pointers into the request (attrs and events are owned). */
+typedef struct {
+    const uint8_t *trace, *sid, *parent, *name, *msg;
+    Py_ssize_t trace_len, sid_len, parent_len, name_len, msg_len;
+    uint64_t kind, start, stop, code;
+    Py_ssize_t size;
+    PyObject *attrs;  /* dict of kept attributes */
+    PyObject *events; /* tuple of raw Span.Event bytes */
+} Parsed;
+
+static void parsed_clear(Parsed *s) {
+    Py_CLEAR(s->attrs);
+    Py_CLEAR(s->events);
+}
+
+/* Read one Span message into *s; 0 on success, -1 (exception set, nothing owned) on error. */
+static int parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *s) {
     const uint8_t *p = data, *end = data + len;
-    const uint8_t *trace = NULL, *sid = NULL, *parent = NULL, *name = NULL, *msg = NULL;
-    Py_ssize_t trace_len = 0, sid_len = 0, parent_len = 0, name_len = 0, msg_len = 0;
-    uint64_t kind = 0, start = 0, stop = 0, code = 0;
-    Py_ssize_t size = 0;
-    PyObject *attrs = PyDict_New(), *events = NULL, *out = NULL;
-    if (attrs == NULL) return NULL;
+    PyObject *events = NULL;
+    memset(s, 0, sizeof *s);
+    if ((s->attrs = PyDict_New()) == NULL) return -1;
     Field f;
     while (p < end) {
         if (next_field(&p, end, &f)) {
@@ -281,15 +300,15 @@ static PyObject *span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Py_ssize_t 
             goto fail;
         }
         switch (f.number) {
-        case 1: if (f.wire == 2) { trace = f.data; trace_len = f.len; } break;
-        case 2: if (f.wire == 2) { sid = f.data; sid_len = f.len; } break;
-        case 4: if (f.wire == 2) { parent = f.data; parent_len = f.len; } break;
-        case 5: if (f.wire == 2) { name = f.data; name_len = f.len; } break;
-        case 6: if (f.wire == 0) kind = f.value; break;
-        case 7: if (f.wire == 1) start = f.value; break;
-        case 8: if (f.wire == 1) stop = f.value; break;
+        case 1: if (f.wire == 2) { s->trace = f.data; s->trace_len = f.len; } break;
+        case 2: if (f.wire == 2) { s->sid = f.data; s->sid_len = f.len; } break;
+        case 4: if (f.wire == 2) { s->parent = f.data; s->parent_len = f.len; } break;
+        case 5: if (f.wire == 2) { s->name = f.data; s->name_len = f.len; } break;
+        case 6: if (f.wire == 0) s->kind = f.value; break;
+        case 7: if (f.wire == 1) s->start = f.value; break;
+        case 8: if (f.wire == 1) s->stop = f.value; break;
         case 9:
-            if (f.wire == 2 && key_value(ctx, f.data, f.len, attrs, &size)) goto fail;
+            if (f.wire == 2 && key_value(ctx, f.data, f.len, s->attrs, &s->size)) goto fail;
             break;
         case 11:
             if (f.wire == 2) {
@@ -311,8 +330,8 @@ static PyObject *span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Py_ssize_t 
                         malformed("span status");
                         goto fail;
                     }
-                    if (g.number == 2 && g.wire == 2) { msg = g.data; msg_len = g.len; }
-                    else if (g.number == 3 && g.wire == 0) code = g.value;
+                    if (g.number == 2 && g.wire == 2) { s->msg = g.data; s->msg_len = g.len; }
+                    else if (g.number == 3 && g.wire == 0) s->code = g.value;
                 }
             }
             break;
@@ -320,60 +339,227 @@ static PyObject *span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Py_ssize_t 
             break;
         }
     }
-    PyObject *event_tuple = events ? PyList_AsTuple(events) : PyTuple_New(0);
+    s->events = events ? PyList_AsTuple(events) : PyTuple_New(0);
     Py_CLEAR(events);
-    if (event_tuple == NULL) goto fail;
-    PyObject *items[17] = {
-        PyLong_FromSsize_t(i),
-        PyLong_FromSsize_t(j),
-        PyLong_FromSsize_t(k),
-        PyBytes_FromStringAndSize(trace ? (const char *)trace : "", trace_len),
-        PyBytes_FromStringAndSize(sid ? (const char *)sid : "", sid_len),
-        PyBytes_FromStringAndSize(parent ? (const char *)parent : "", parent_len),
-        PyUnicode_DecodeUTF8(name ? (const char *)name : "", name_len, NULL),
-        PyLong_FromLong((int32_t)kind),
-        PyLong_FromUnsignedLongLong(start),
-        PyLong_FromUnsignedLongLong(stop),
-        PyLong_FromLong((int32_t)code),
-        PyUnicode_DecodeUTF8(msg ? (const char *)msg : "", msg_len, NULL),
-        attrs,
-        PyLong_FromSsize_t(size + ctx->overhead * PyDict_GET_SIZE(attrs)),
-        event_tuple,
-        Py_NewRef(resource),
-        Py_NewRef(scope),
-    };
-    out = PyTuple_New(17);
-    for (int n = 0; n < 17; n++) {
-        if (items[n] == NULL || out == NULL) {
-            for (int m = 0; m < 17; m++) Py_XDECREF(items[m]);
+    if (s->events == NULL) goto fail;
+    s->size += ctx->overhead * PyDict_GET_SIZE(s->attrs);
+    return 0;
+fail:
+    Py_XDECREF(events);
+    parsed_clear(s);
+    return -1;
+}
+
+static PyObject *bytes_of(const uint8_t *data, Py_ssize_t len) {
+    return PyBytes_FromStringAndSize(data ? (const char *)data : "", len);
+}
+
+static PyObject *text_of(const uint8_t *data, Py_ssize_t len) {
+    return PyUnicode_DecodeUTF8(data ? (const char *)data : "", len, NULL);
+}
+
+/* A tuple of n new references (stolen, also on failure), or NULL when any is NULL. */
+static PyObject *tuple_of(PyObject **items, int n) {
+    PyObject *out = PyTuple_New(n);
+    for (int m = 0; m < n; m++) {
+        if (items[m] == NULL || out == NULL) {
+            for (int q = 0; q < n; q++) Py_XDECREF(items[q]);
             Py_XDECREF(out);
             return NULL;
         }
     }
-    for (int n = 0; n < 17; n++) PyTuple_SET_ITEM(out, n, items[n]); /* steals */
+    for (int m = 0; m < n; m++) PyTuple_SET_ITEM(out, m, items[m]);
     return out;
-fail:
-    Py_XDECREF(events);
-    Py_DECREF(attrs);
-    return NULL;
 }
 
-static PyObject *scan_spans(PyObject *self, PyObject *args) {
-    Py_buffer body;
-    Ctx ctx;
-    if (!PyArg_ParseTuple(args, "y*O!OOOn", &body, &PyDict_Type, &ctx.keys, &ctx.classify,
-                          &ctx.decode_value, &ctx.slow_kv, &ctx.overhead))
+/* One Span message to a result tuple (new reference), or NULL. */
+static PyObject *span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Py_ssize_t i,
+                      Py_ssize_t j, Py_ssize_t k, PyObject *resource, PyObject *scope) {
+    Parsed s;
+    if (parse_span(ctx, data, len, &s)) return NULL;
+    PyObject *items[17] = {
+        PyLong_FromSsize_t(i),
+        PyLong_FromSsize_t(j),
+        PyLong_FromSsize_t(k),
+        bytes_of(s.trace, s.trace_len),
+        bytes_of(s.sid, s.sid_len),
+        bytes_of(s.parent, s.parent_len),
+        text_of(s.name, s.name_len),
+        PyLong_FromLong((int32_t)s.kind),
+        PyLong_FromUnsignedLongLong(s.start),
+        PyLong_FromUnsignedLongLong(s.stop),
+        PyLong_FromLong((int32_t)s.code),
+        text_of(s.msg, s.msg_len),
+        s.attrs, /* ownership moves to the tuple */
+        PyLong_FromSsize_t(s.size),
+        s.events,
+        Py_NewRef(resource),
+        Py_NewRef(scope),
+    };
+    return tuple_of(items, 17);
+}
+
+/* -- records: SpanRecord instances built here, without running their Python __init__ ------ */
+
+/* SpanRecord's fields, in the order records are filled below. */
+enum {
+    R_TRACE_ID, R_SPAN_ID, R_PARENT, R_NAME, R_START, R_END, R_KIND, R_STATUS_CODE,
+    R_STATUS_MESSAGE, R_ATTRIBUTES, R_EVENTS, R_RESOURCE, R_SCOPE, R_FIELDS
+};
+static const char *record_fields[R_FIELDS] = {
+    "trace_id", "span_id", "parent_span_id", "name", "start_ns", "end_ns", "kind",
+    "status_code", "status_message", "attributes", "events", "resource", "scope",
+};
+/* Set once by bind(): the class, where each field's slot lives, the StatusCode members
+ * (UNSET, OK, ERROR) and the function turning raw Span.Event bytes into a SpanEvent. */
+static PyTypeObject *record_type = NULL;
+static Py_ssize_t record_offsets[R_FIELDS];
+static PyObject *record_statuses = NULL;
+static PyObject *record_event = NULL;
+
+static PyObject *bind(PyObject *self, PyObject *args) {
+    PyObject *type, *fields, *statuses, *event;
+    if (!PyArg_ParseTuple(args, "O!O!O!O", &PyType_Type, &type, &PyTuple_Type, &fields,
+                          &PyTuple_Type, &statuses, &event))
         return NULL;
-    ctx.used = 0;
-    memset(ctx.table, 0, sizeof ctx.table);
+    /* Every field must be a plain object slot, and there must be no other field: a record
+     * built here never runs __init__, so a field this file does not know would stay unset. */
+    if (PyTuple_GET_SIZE(fields) != R_FIELDS || PyTuple_GET_SIZE(statuses) != 3)
+        return PyErr_Format(PyExc_TypeError, "bind: expected %d fields and 3 statuses",
+                            R_FIELDS);
+    for (int n = 0; n < R_FIELDS; n++) {
+        PyObject *name = PyUnicode_FromString(record_fields[n]);
+        if (name == NULL) return NULL;
+        int listed = PySequence_Contains(fields, name);
+        PyObject *descr = listed == 1 ? PyObject_GetAttr(type, name) : NULL;
+        Py_DECREF(name);
+        if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type) ||
+            ((PyMemberDescrObject *)descr)->d_member->type != T_OBJECT_EX) {
+            Py_XDECREF(descr);
+            PyErr_Clear();
+            return PyErr_Format(PyExc_TypeError, "bind: %s is not a slot of the record class",
+                                record_fields[n]);
+        }
+        record_offsets[n] = ((PyMemberDescrObject *)descr)->d_member->offset;
+        Py_DECREF(descr);
+    }
+    Py_XSETREF(record_type, (PyTypeObject *)Py_NewRef(type));
+    Py_XSETREF(record_statuses, Py_NewRef(statuses));
+    Py_XSETREF(record_event, Py_NewRef(event));
+    Py_RETURN_NONE;
+}
+
+static PyObject *hex_of(const uint8_t *data, Py_ssize_t len) {
+    static const char digits[] = "0123456789abcdef";
+    PyObject *out = PyUnicode_New(2 * len, 127);
+    if (out == NULL) return NULL;
+    Py_UCS1 *o = PyUnicode_1BYTE_DATA(out);
+    for (Py_ssize_t n = 0; n < len; n++) {
+        o[2 * n] = digits[data[n] >> 4];
+        o[2 * n + 1] = digits[data[n] & 15];
+    }
+    return out;
+}
+
+/* A value shared by equal keys within a call or across calls (new reference). */
+static PyObject *shared(PyObject *cache, PyObject *value) {
+    if (value == NULL) return NULL;
+    PyObject *kept = PyDict_SetDefault(cache, value, value); /* borrowed */
+    Py_XINCREF(kept);
+    Py_DECREF(value);
+    return kept;
+}
+
+typedef struct {
+    PyObject *names;     /* span name -> the one str object kept for it */
+    PyObject *trace_ids; /* trace id bytes -> its hex str, for this call */
+} Shared;
+
+/* One Span message to (i, j, k, trace_id, span_id, size, record) (new reference), or NULL. */
+static PyObject *span_record(Ctx *ctx, Shared *sh, const uint8_t *data, Py_ssize_t len,
+                             Py_ssize_t i, Py_ssize_t j, Py_ssize_t k, PyObject *resource,
+                             PyObject *scope) {
+    Parsed s;
+    if (parse_span(ctx, data, len, &s)) return NULL;
+    PyObject *trace = bytes_of(s.trace, s.trace_len);
+    PyObject *sid = bytes_of(s.sid, s.sid_len);
+    PyObject *trace_hex = NULL;
+    if (trace != NULL) {
+        trace_hex = PyDict_GetItemWithError(sh->trace_ids, trace);
+        if (trace_hex != NULL) {
+            Py_INCREF(trace_hex);
+        } else if (!PyErr_Occurred() && (trace_hex = hex_of(s.trace, s.trace_len)) != NULL &&
+                   PyDict_SetItem(sh->trace_ids, trace, trace_hex) < 0) {
+            Py_CLEAR(trace_hex);
+        }
+    }
+    int parent_set = 0;
+    if (s.parent_len == 8)
+        for (int n = 0; n < 8; n++) parent_set |= s.parent[n];
+    PyObject *status = PyTuple_GET_ITEM(record_statuses, s.code <= 2 ? s.code : 0);
+    PyObject *events = s.events;
+    if (PyTuple_GET_SIZE(s.events)) {
+        events = PyTuple_New(PyTuple_GET_SIZE(s.events));
+        for (Py_ssize_t n = 0; events != NULL && n < PyTuple_GET_SIZE(s.events); n++) {
+            PyObject *event = PyObject_CallOneArg(record_event, PyTuple_GET_ITEM(s.events, n));
+            if (event == NULL) Py_CLEAR(events);
+            else PyTuple_SET_ITEM(events, n, event);
+        }
+        Py_DECREF(s.events);
+    }
+    PyObject *values[R_FIELDS] = {
+        [R_TRACE_ID] = trace_hex,
+        [R_SPAN_ID] = hex_of(s.sid, s.sid_len),
+        [R_PARENT] = parent_set ? hex_of(s.parent, 8) : Py_NewRef(Py_None),
+        [R_NAME] = shared(sh->names, text_of(s.name, s.name_len)),
+        [R_START] = PyLong_FromUnsignedLongLong(s.start),
+        [R_END] = PyLong_FromUnsignedLongLong(s.stop),
+        [R_KIND] = PyLong_FromLong((int32_t)s.kind),
+        [R_STATUS_CODE] = Py_NewRef(status),
+        [R_STATUS_MESSAGE] = text_of(s.msg, s.msg_len),
+        [R_ATTRIBUTES] = s.attrs,
+        [R_EVENTS] = events,
+        [R_RESOURCE] = Py_NewRef(resource),
+        [R_SCOPE] = Py_NewRef(scope),
+    };
+    PyObject *record = record_type->tp_alloc(record_type, 0);
+    int ok = record != NULL;
+    for (int n = 0; n < R_FIELDS; n++) ok = ok && values[n] != NULL;
+    if (!ok) {
+        for (int n = 0; n < R_FIELDS; n++) Py_XDECREF(values[n]);
+        Py_XDECREF(record);
+        Py_XDECREF(trace);
+        Py_XDECREF(sid);
+        return NULL;
+    }
+    for (int n = 0; n < R_FIELDS; n++) /* the slots take the references */
+        *(PyObject **)((char *)record + record_offsets[n]) = values[n];
+    PyObject *items[7] = {
+        PyLong_FromSsize_t(i), PyLong_FromSsize_t(j), PyLong_FromSsize_t(k), trace, sid,
+        PyLong_FromSsize_t(s.size), record,
+    };
+    return tuple_of(items, 7);
+}
+
+/* Records mode of walk(): where decoded resources and shared strings come from. */
+typedef struct {
+    Shared shared;
+    PyObject *resources;   /* raw resource bytes -> decoded dict (the caller's cache) */
+    PyObject *resource_fn; /* raw resource bytes -> decoded dict, filling that cache */
+} Records;
+
+/* Every span of body, as tuples (records == NULL) or records, appended to a new list. */
+static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
+    ctx->used = 0;
+    memset(ctx->table, 0, sizeof ctx->table);
     Py_ssize_t at = 0;
     PyObject *key, *kept;
-    while (PyDict_Next(ctx.keys, &at, &key, &kept)) table_add(&ctx, key, kept);
+    while (PyDict_Next(ctx->keys, &at, &key, &kept)) table_add(ctx, key, kept);
     PyObject *out = PyList_New(0);
-    const uint8_t *p = body.buf, *end = p + body.len;
+    const uint8_t *p = body->buf, *end = p + body->len;
     Py_ssize_t i = -1;
     Field rs, g, h;
-    if (out == NULL) goto done;
+    if (out == NULL) return NULL;
     while (p < end) {
         if (next_field(&p, end, &rs)) { malformed("request"); goto fail; }
         if (rs.number != 1 || rs.wire != 2) continue;
@@ -386,7 +572,13 @@ static PyObject *scan_spans(PyObject *self, PyObject *args) {
             if (next_field(&q, rs_end, &g)) { malformed("resource_spans"); goto fail; }
             if (g.number == 1 && g.wire == 2) { res = g.data; res_len = g.len; }
         }
-        PyObject *resource = PyBytes_FromStringAndSize(res ? (const char *)res : "", res_len);
+        PyObject *resource = bytes_of(res, res_len);
+        if (resource != NULL && records != NULL) { /* the decoded dict, shared */
+            PyObject *decoded = PyDict_GetItemWithError(records->resources, resource);
+            if (decoded != NULL) Py_INCREF(decoded);
+            else if (!PyErr_Occurred()) decoded = PyObject_CallOneArg(records->resource_fn, resource);
+            Py_SETREF(resource, decoded);
+        }
         if (resource == NULL) goto fail;
         for (q = rs.data; q < rs_end;) {
             next_field(&q, rs_end, &g); /* checked above */
@@ -407,14 +599,16 @@ static PyObject *scan_spans(PyObject *self, PyObject *args) {
                     }
                 }
             }
-            PyObject *scope = PyUnicode_DecodeUTF8(scope_name ? (const char *)scope_name : "",
-                                                   scope_len, NULL);
+            PyObject *scope = text_of(scope_name, scope_len);
             if (scope == NULL) { Py_DECREF(resource); goto fail; }
             for (r = g.data; r < ss_end;) {
                 next_field(&r, ss_end, &h); /* checked above */
                 if (h.number != 2 || h.wire != 2) continue;
                 k++;
-                PyObject *item = span(&ctx, h.data, h.len, i, j, k, resource, scope);
+                PyObject *item =
+                    records == NULL
+                        ? span(ctx, h.data, h.len, i, j, k, resource, scope)
+                        : span_record(ctx, &records->shared, h.data, h.len, i, j, k, resource, scope);
                 if (item == NULL || PyList_Append(out, item) < 0) {
                     Py_XDECREF(item);
                     Py_DECREF(scope);
@@ -427,10 +621,39 @@ static PyObject *scan_spans(PyObject *self, PyObject *args) {
         }
         Py_DECREF(resource);
     }
-    goto done;
+    return out;
 fail:
-    Py_CLEAR(out);
-done:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyObject *scan_spans(PyObject *self, PyObject *args) {
+    Py_buffer body;
+    Ctx ctx;
+    if (!PyArg_ParseTuple(args, "y*O!OOOn", &body, &PyDict_Type, &ctx.keys, &ctx.classify,
+                          &ctx.decode_value, &ctx.slow_kv, &ctx.overhead))
+        return NULL;
+    PyObject *out = walk(&ctx, &body, NULL);
+    PyBuffer_Release(&body);
+    return out;
+}
+
+static PyObject *scan_records(PyObject *self, PyObject *args) {
+    Py_buffer body;
+    Ctx ctx;
+    Records records;
+    if (!PyArg_ParseTuple(args, "y*O!OOOnO!O!O", &body, &PyDict_Type, &ctx.keys, &ctx.classify,
+                          &ctx.decode_value, &ctx.slow_kv, &ctx.overhead, &PyDict_Type,
+                          &records.shared.names, &PyDict_Type, &records.resources,
+                          &records.resource_fn))
+        return NULL;
+    PyObject *out = NULL;
+    if (record_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "scan_records before bind()");
+    } else if ((records.shared.trace_ids = PyDict_New()) != NULL) {
+        out = walk(&ctx, &body, &records);
+        Py_DECREF(records.shared.trace_ids);
+    }
     PyBuffer_Release(&body);
     return out;
 }
@@ -438,6 +661,10 @@ done:
 static PyMethodDef methods[] = {
     {"scan_spans", scan_spans, METH_VARARGS,
      "The spans of an OTLP trace request as tuples, decoding only kept attribute keys."},
+    {"scan_records", scan_records, METH_VARARGS,
+     "The spans of an OTLP trace request as (i, j, k, trace_id, span_id, size, SpanRecord)."},
+    {"bind", bind, METH_VARARGS,
+     "bind(record class, its field names, (UNSET, OK, ERROR), event function): once."},
     {NULL, NULL, 0, NULL},
 };
 

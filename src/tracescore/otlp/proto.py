@@ -43,17 +43,15 @@ def decode_proto_request(
     append = result.spans.append
     reader = SpanReader(key_filter)
     try:
-        spans = reader.scan(body)
+        spans = reader.records(body)
     except Exception as exc:  # the full parse accepted it: the scanner cannot read it
         raise InputError(f"{source}: unreadable OTLP request: {exc}") from exc
-    for span in spans:
-        trace_id = span[3]
-        span_id = span[4]
+    for _, _, _, trace_id, span_id, _, record in spans:
         if len(trace_id) != 16 or trace_id == _ZERO16:
-            result.reject(f"{source}: span {span[6]!r}: invalid trace_id")
+            result.reject(f"{source}: span {record.name!r}: invalid trace_id")
             continue
         if len(span_id) != 8 or span_id == _ZERO8:
-            result.reject(f"{source}: span {span[6]!r}: invalid span_id")
+            result.reject(f"{source}: span {record.name!r}: invalid span_id")
             continue
-        append(reader.record(span, trace_id.hex()))
+        append(record)
     return result
