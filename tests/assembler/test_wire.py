@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,7 +11,15 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 
 from support.agent_spans import kv
-from tracescore.assembler._wire import WireError, cut_spans, frame_request
+from tracescore.assembler import _wire
+from tracescore.assembler._wire import WireError, cut_spans, frame_request, python_cut_spans
+
+# The native cutter (otlp/_scan.c) and its pure-Python twin must both pass every test here.
+CUTTERS = pytest.mark.parametrize("cut", [cut_spans, python_cut_spans], ids=["native", "python"])
+
+
+def test_the_native_cutter_is_built() -> None:
+    assert _wire._native_cut is not None, "tracescore.otlp._scan was not built"
 
 
 def _span(n: int, payload: int) -> Span:
@@ -60,13 +70,14 @@ def _expected(req: ExportTraceServiceRequest, remove: dict[int, dict[int, set[in
     return out.SerializeToString()
 
 
+@CUTTERS
 @settings(max_examples=200, deadline=None)
 @given(_requests())
 def test_cut_equals_deleting_from_the_parsed_message(
-    case: tuple[ExportTraceServiceRequest, dict[int, dict[int, set[int]]]],
+    cut: Any, case: tuple[ExportTraceServiceRequest, dict[int, dict[int, set[int]]]]
 ) -> None:
     req, remove = case
-    body, held = cut_spans(req.SerializeToString(), remove)
+    body, held = cut(req.SerializeToString(), remove)
     assert ExportTraceServiceRequest.FromString(body).SerializeToString() == _expected(req, remove)
     wanted = {(i, j, k) for i, by in remove.items() for j, ks in by.items() for k in ks}
     assert set(held) == wanted
@@ -87,16 +98,32 @@ def test_cut_equals_deleting_from_the_parsed_message(
     ) == sorted(held[key][2] for key in held)
 
 
-def test_unknown_fields_are_kept_in_the_forwarded_bytes() -> None:
+@settings(max_examples=200, deadline=None)
+@given(_requests())
+def test_native_and_python_cutters_give_the_same_bytes(
+    case: tuple[ExportTraceServiceRequest, dict[int, dict[int, set[int]]]],
+) -> None:
+    req, remove = case
+    body = req.SerializeToString()
+    assert cut_spans(body, remove) == python_cut_spans(body, remove)
+    frozen = {i: {j: frozenset(ks) for j, ks in by.items()} for i, by in remove.items()}
+    assert cut_spans(body, frozen) == python_cut_spans(body, remove)
+
+
+@CUTTERS
+def test_unknown_fields_are_kept_in_the_forwarded_bytes(cut: Any) -> None:
     req = ExportTraceServiceRequest()
     ss = req.resource_spans.add().scope_spans.add()
     ss.spans.extend([_span(1, 0), _span(2, 0)])
     unknown = b"\xa8\x06\x01"  # field 101, varint 1: from a newer OTLP version
     body = req.SerializeToString() + unknown
-    out, _ = cut_spans(body, {0: {0: {1}}})
+    out, _ = cut(body, {0: {0: {1}}})
     assert out.endswith(unknown)
 
 
-def test_malformed_bytes_raise_wire_error() -> None:
+@CUTTERS
+def test_malformed_bytes_raise_wire_error(cut: Any) -> None:
     with pytest.raises(WireError):
-        cut_spans(b"\x0a\xff\xff\xff", {0: {0: {0}}})
+        cut(b"\x0a\xff\xff\xff", {0: {0: {0}}})
+    with pytest.raises(WireError):  # a span running past the end of its scope
+        cut(b"\x0a\x06\x12\x04\x12\x05ab", {0: {0: {0}}})

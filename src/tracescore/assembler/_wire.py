@@ -16,7 +16,12 @@ from collections.abc import Iterable, Mapping
 
 from tracescore.otlp.wire import WireError, read_varint, varint
 
-__all__ = ["Held", "WireError", "cut_spans", "frame_request"]
+try:
+    from tracescore.otlp._scan import cut_spans as _native_cut  # type: ignore[import-not-found]
+except ImportError:  # built without a C compiler
+    _native_cut = None
+
+__all__ = ["Held", "WireError", "cut_spans", "frame_request", "python_cut_spans"]
 
 # Field numbers (opentelemetry/proto/trace/v1/trace.proto, collector/trace/v1/*.proto).
 _RESOURCE_SPANS = 1
@@ -56,15 +61,30 @@ def _fields(buf: bytes, start: int, end: int) -> Iterable[tuple[int, int, int, i
         yield number, wire, field_start, payload, pos
 
 
-def cut_spans(
-    body: bytes, remove: Mapping[int, Mapping[int, frozenset[int] | set[int]]]
-) -> tuple[bytes, dict[tuple[int, int, int], Held]]:
+Removals = Mapping[int, Mapping[int, frozenset[int] | set[int]]]
+
+
+def cut_spans(body: bytes, remove: Removals) -> tuple[bytes, dict[tuple[int, int, int], Held]]:
     """`body` without the spans at `remove[rs_index][ss_index] = {span indices}`.
 
     Returns the remaining request and, per removed `(rs, ss, span)` index, what is needed to
     frame that span again later. A ScopeSpans or ResourceSpans left without spans is dropped.
     Raises WireError on malformed input (the parser accepted it, so this means a bug here).
+    Runs in C when the `otlp._scan` extension was built: walking every span of a request in
+    Python to cut one in twenty out cost about 5k instructions per span forwarded.
     """
+    if _native_cut is None:
+        return python_cut_spans(body, remove)
+    try:
+        return _native_cut(body, remove)  # type: ignore[no-any-return]
+    except ValueError as exc:
+        raise WireError(str(exc)) from exc
+
+
+def python_cut_spans(
+    body: bytes, remove: Removals
+) -> tuple[bytes, dict[tuple[int, int, int], Held]]:
+    """The pure-Python twin of the native `cut_spans` (same arguments, same result)."""
     view = memoryview(body)
     out: list[bytes | memoryview] = []
     held: dict[tuple[int, int, int], Held] = {}
