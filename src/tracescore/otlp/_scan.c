@@ -665,7 +665,7 @@ typedef struct {
     Py_ssize_t len, cap;
 } Buf;
 
-static int buf_put(Buf *b, const void *p, Py_ssize_t n) {
+static int buf_reserve(Buf *b, Py_ssize_t n) {
     if (b->len + n > b->cap) {
         Py_ssize_t cap = b->cap ? b->cap : 256;
         while (cap < b->len + n) cap *= 2;
@@ -677,6 +677,11 @@ static int buf_put(Buf *b, const void *p, Py_ssize_t n) {
         b->data = data;
         b->cap = cap;
     }
+    return 0;
+}
+
+static int buf_put(Buf *b, const void *p, Py_ssize_t n) {
+    if (buf_reserve(b, n)) return -1;
     if (n) memcpy(b->data + b->len, p, n);
     b->len += n;
     return 0;
@@ -769,8 +774,8 @@ done:
 /* The ResourceSpans payload [p, end) with cuts in its scopes, into *kept.
  * 1: something remains, 0: every scope lost its spans, -1: error. */
 static int cut_resource(const uint8_t *p, const uint8_t *end, Py_ssize_t i, PyObject *by_scope,
-                        PyObject *held, Buf *kept) {
-    Buf header = {0}, scope = {0};
+                        PyObject *held, Buf *kept, Buf *scope) {
+    Buf header = {0};
     PyObject *rs_header = NULL;
     int rc = -1, had_scopes = 0, kept_scopes = 0;
     Field f;
@@ -805,11 +810,11 @@ static int cut_resource(const uint8_t *p, const uint8_t *end, Py_ssize_t i, PyOb
             kept_scopes = 1;
             continue;
         }
-        scope.len = 0;
-        int left = cut_scope(f.data, f.data + f.len, i, j, drop, rs_header, held, &scope);
+        scope->len = 0;
+        int left = cut_scope(f.data, f.data + f.len, i, j, drop, rs_header, held, scope);
         if (left < 0) goto done;
         if (left) {
-            if (buf_field(kept, 0x12, &scope)) goto done;
+            if (buf_field(kept, 0x12, scope)) goto done;
             kept_scopes = 1;
         }
     }
@@ -817,7 +822,6 @@ static int cut_resource(const uint8_t *p, const uint8_t *end, Py_ssize_t i, PyOb
 done:
     Py_XDECREF(rs_header);
     PyMem_Free(header.data);
-    PyMem_Free(scope.data);
     return rc;
 }
 
@@ -825,11 +829,15 @@ static PyObject *cut_spans(PyObject *self, PyObject *args) {
     Py_buffer body;
     PyObject *remove, *held = NULL, *out = NULL;
     if (!PyArg_ParseTuple(args, "y*O!", &body, &PyDict_Type, &remove)) return NULL;
-    Buf kept = {0}, resource = {0};
+    /* Sized once for the whole request: growing them by doubling cost more than the cut. */
+    Buf kept = {0}, resource = {0}, scope = {0};
     const uint8_t *p = body.buf, *end = p + body.len;
     Py_ssize_t i = -1;
     Field f;
     if ((held = PyDict_New()) == NULL) goto done;
+    if (buf_reserve(&kept, body.len) || buf_reserve(&resource, body.len) ||
+        buf_reserve(&scope, body.len))
+        goto done;
     while (p < end) {
         const uint8_t *start = p;
         if (next_field(&p, end, &f)) {
@@ -854,7 +862,7 @@ static PyObject *cut_spans(PyObject *self, PyObject *args) {
             continue;
         }
         resource.len = 0;
-        int left = cut_resource(f.data, f.data + f.len, i, by_scope, held, &resource);
+        int left = cut_resource(f.data, f.data + f.len, i, by_scope, held, &resource, &scope);
         if (left < 0 || (left && buf_field(&kept, 0x0a, &resource))) goto done;
     }
     out = Py_BuildValue("(y#O)", kept.data ? kept.data : "", kept.len, held);
@@ -862,6 +870,7 @@ done:
     Py_XDECREF(held);
     PyMem_Free(kept.data);
     PyMem_Free(resource.data);
+    PyMem_Free(scope.data);
     PyBuffer_Release(&body);
     return out;
 }
