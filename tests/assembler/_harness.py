@@ -18,7 +18,7 @@ from support.agent_spans import request as make_request
 from tracescore.assembler import Assembler, AssemblerHooks, Ingest, Outbox, Pending, ReadyTrace
 from tracescore.config import parse_config
 from tracescore.export.metrics import Telemetry
-from tracescore.export.spans import annotate_span
+from tracescore.export.spans import annotate_span_bytes
 from tracescore.pipeline.scoring import RunScorer, agent_name, key_filter, may_match
 from tracescore.scenarios import RunResult
 
@@ -72,7 +72,7 @@ class Harness:
             score=score,
             forward=self._forward,
             downstream_ready=lambda: self.accepting,
-            annotate=annotate_span,
+            annotate=annotate_span_bytes,
         )
         self.assembler = Assembler(
             self.config.assembly,

@@ -24,7 +24,6 @@ from collections.abc import Callable
 from typing import Literal
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from tracescore.assembler._wire import Held, cut_spans, frame_request
 from tracescore.assembler.contracts import AssemblerHooks, Counters, Ingest, ReadyTrace, Reason
@@ -309,9 +308,7 @@ class Assembler:
                         continue
                     attrs = attrs.finish()
                 if attrs:
-                    span = Span.FromString(span_bytes)
-                    self._hooks.annotate(span, attrs)
-                    span_bytes = span.SerializeToString()
+                    span_bytes = self._hooks.annotate(span_bytes, attrs)
                 released.append((rs_header, ss_header, span_bytes))
             if not self._forwarding:  # fanout: runs whose evaluate span waits for judges
                 for value in annotations.values():

@@ -6,8 +6,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
-from opentelemetry.proto.trace.v1.trace_pb2 import Span
-
 from tracescore.model.span import AttrValue, SpanRecord
 
 __all__ = [
@@ -97,8 +95,8 @@ class AssemblerHooks:
     """Enqueue a serialized request with n spans downstream; False when the queue is full."""
     downstream_ready: Callable[[], bool]
     """False when the export queue is full (receivers then push back)."""
-    annotate: Callable[[Span, Mapping[str, AttrValue]], None]
-    """Add score attributes to a held span before it is forwarded."""
+    annotate: Callable[[bytes, Mapping[str, AttrValue]], bytes]
+    """A held span's bytes with score attributes added, before it is forwarded."""
 
 
 @dataclass(slots=True)

@@ -17,8 +17,6 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from opentelemetry.proto.trace.v1.trace_pb2 import Span
-
 from tracescore.assembler._wire import Held, frame_request
 from tracescore.assembler.contracts import Pending
 from tracescore.assembler.outbox import Outbox
@@ -28,7 +26,8 @@ __all__ = ["Pending", "Waits", "annotated"]
 
 log = logging.getLogger(__name__)
 
-Annotate = Callable[[Span, Mapping[str, AttrValue]], None]
+# The assembler's hook: a serialized span with attributes added.
+Annotate = Callable[[bytes, Mapping[str, AttrValue]], bytes]
 
 
 def annotated(held: Held, attributes: Mapping[str, AttrValue], annotate: Annotate) -> Held:
@@ -36,9 +35,7 @@ def annotated(held: Held, attributes: Mapping[str, AttrValue], annotate: Annotat
     if not attributes:
         return held
     rs_header, ss_header, span_bytes = held
-    span = Span.FromString(span_bytes)
-    annotate(span, attributes)
-    return rs_header, ss_header, span.SerializeToString()
+    return rs_header, ss_header, annotate(span_bytes, attributes)
 
 
 @dataclass(slots=True, eq=False)
@@ -61,7 +58,7 @@ class Waits:
     ) -> None:
         """Args:
         outbox: where released spans are forwarded (the assembler's own).
-        annotate: adds attributes to a span (the assembler's hook).
+        annotate: adds attributes to a serialized span (the assembler's hook).
         clock: the assembler's monotonic clock; deadlines are on it.
         account: `account(spans, nbytes)` adds to the assembler's buffered counts.
         """

@@ -1,9 +1,10 @@
 """Put scores on spans: annotate the forwarded agent span, or build a fanout child span.
 
-Both work on OTLP protobuf messages directly, never through SDK span objects (about 5x the cost
-of the whole scoring pipeline, reference/performance.md). Messages are filled in place: a
-finished Span appended to a repeated field would be copied once more; the attributes of an
-annotated span are merged in as bytes (`wire`) in one call.
+Both work on OTLP protobuf directly, never through SDK span objects (about 5x the cost of the
+whole scoring pipeline, reference/performance.md). The held agent span stays serialized: its
+score attributes are appended to its bytes (`annotate_span_bytes`). Messages are filled in
+place: a finished Span appended to a repeated field would be copied once more; the attributes
+of a span are merged in as bytes (`wire`) in one call.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from tracescore.export.attributes import add_attributes, score_attributes
 from tracescore.model.span import AttrValue
 from tracescore.scenarios import RunResult
 
-__all__ = ["annotate_span", "fanout_request", "fanout_span", "resource_key"]
+__all__ = ["annotate_span", "annotate_span_bytes", "fanout_request", "fanout_span", "resource_key"]
 
 _SPAN_ATTRIBUTES = b"\x4a"  # Span.attributes = 9 (opentelemetry/proto/trace/v1/trace.proto)
 
@@ -39,6 +40,59 @@ def annotate_span(span: Span, attributes: Mapping[str, AttrValue]) -> None:
         del span.attributes[:]
         span.attributes.extend(kept)
     _append_attributes(span, attributes)
+
+
+def annotate_span_bytes(span_bytes: bytes, attributes: Mapping[str, AttrValue]) -> bytes:
+    """`annotate_span` on a serialized Span: the bytes of the annotated span.
+
+    A repeated field may be continued anywhere on the wire (the parser appends every occurrence
+    in order), so the attributes encoded as `Span.attributes` fields after the span's bytes give
+    its own attributes followed by these, without parsing and re-serializing the span. Only a
+    key the span may already have takes the message path, which replaces it.
+    """
+    if not attributes:
+        return span_bytes
+    if _may_have_a_key(span_bytes, tuple(attributes)):
+        span = Span.FromString(span_bytes)
+        annotate_span(span, attributes)
+        return span.SerializeToString()
+    return span_bytes + wire.attribute_fields(_SPAN_ATTRIBUTES, attributes)
+
+
+def _may_have_a_key(span_bytes: bytes, keys: tuple[str, ...]) -> bool:
+    """False when none of `keys` is an attribute key of the span; True when one may be.
+
+    Every encoding of a key the span has holds the key's UTF-8 bytes, so a key whose bytes do
+    not occur anywhere in the span is surely not one of its keys (a hit inside a value is only
+    a needless slow path). One search costs ~3k instructions on an agent span of 300 bytes, and
+    score keys share a few first segments (`eval.`, `tracescore.`): those are searched first,
+    whole keys only when their segment occurs.
+    """
+    groups = _KEY_GROUPS.get(keys)
+    if groups is None:
+        groups = _group_keys(keys)
+    for segment, encoded_keys in groups:
+        if segment in span_bytes and any(key in span_bytes for key in encoded_keys):
+            return True
+    return False
+
+
+# Keys by first segment, per tuple of score keys (a handful per configuration).
+_KEY_GROUPS: dict[tuple[str, ...], tuple[tuple[bytes, tuple[bytes, ...]], ...]] = {}
+_KEY_GROUPS_LIMIT = 256
+
+
+def _group_keys(keys: tuple[str, ...]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:
+    by_segment: dict[bytes, list[bytes]] = {}
+    for key in keys:
+        encoded = key.encode()
+        segment, dot, _ = encoded.partition(b".")  # a prefix of the key: in it if it is in
+        by_segment.setdefault(segment + dot, []).append(encoded)
+    groups = tuple((segment, tuple(group)) for segment, group in by_segment.items())
+    if len(_KEY_GROUPS) >= _KEY_GROUPS_LIMIT:
+        _KEY_GROUPS.clear()
+    _KEY_GROUPS[keys] = groups
+    return groups
 
 
 def fanout_span(

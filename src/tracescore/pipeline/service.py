@@ -22,7 +22,7 @@ from tracescore.assembler import Assembler, AssemblerHooks, Ingest, Outbox
 from tracescore.config.model import Config
 from tracescore.export.metrics import Telemetry
 from tracescore.export.otlp import OtlpExporter
-from tracescore.export.spans import annotate_span
+from tracescore.export.spans import annotate_span_bytes
 from tracescore.pipeline.preflight import ServeSecrets
 from tracescore.pipeline.scoring import RunScorer, agent_name, key_filter, may_match
 from tracescore.receiver import GrpcReceiver, HttpReceiver
@@ -94,7 +94,7 @@ class Pipeline:
             score=scorer,
             forward=lambda body, n: exporter.submit_traces(body, n),
             downstream_ready=exporter.has_capacity,
-            annotate=annotate_span,
+            annotate=annotate_span_bytes,
         )
         self.assembler = Assembler(
             config.assembly,
