@@ -85,9 +85,8 @@ def encode_evaluation_logs(
         if trajectory.span_id:
             end += wire.len_field(_SPAN_ID, bytes.fromhex(trajectory.span_id))
         end += observed + _EVENT_NAME
-        records = group[1]
-        for score in result.scores:
-            records.append(_record(score, trajectory.agent, result.scenario, stamp, end))
+        agent, scenario = trajectory.agent, result.scenario
+        group[1].extend([_record(score, agent, scenario, stamp, end) for score in result.scores])
     # The request is joined once, its lengths computed rather than measured on nested copies:
     # framing a run's records by concatenation cost half as much as writing them.
     request: list[bytes] = []
@@ -130,6 +129,19 @@ _WARN = _severity(SeverityNumber.SEVERITY_NUMBER_WARN, "WARN")
 # LogRecord.event_name = 12, after every other field this module writes.
 _EVENT_NAME = wire.len_field(b"\x62", semconv.GEN_AI_EVALUATION_RESULT_EVENT.encode())
 _SCORE_VALUE = wire.double_head(_ATTRIBUTES, semconv.GEN_AI_EVALUATION_SCORE_VALUE)
+# KeyValue.key of the explanation, and the framing of an explanation of n < _SHORT_EXPLANATION
+# bytes: attributes tag, KeyValue length, key, value tag and length, string tag and length.
+_EXPLANATION_KEY = wire.len_field(b"\x0a", semconv.GEN_AI_EVALUATION_EXPLANATION.encode())
+_SHORT_EXPLANATION = 0x80 - len(_EXPLANATION_KEY) - 4
+_EXPLANATION_FRAMES = [
+    _ATTRIBUTES
+    + bytes((len(_EXPLANATION_KEY) + 4 + n,))
+    + _EXPLANATION_KEY
+    + bytes((0x12, n + 2, 0x0A, n))
+    for n in range(_SHORT_EXPLANATION)
+]
+_len_field = wire.len_field
+_pack_double = wire.DOUBLE.pack
 
 
 def _record(
@@ -147,13 +159,18 @@ def _record(
             _TEMPLATES.clear()
         _TEMPLATES[memo] = template
     head, middle, tail = template
-    value = b"" if score.value is None else _SCORE_VALUE + wire.DOUBLE.pack(float(score.value))
-    explanation = wire.string_field(
-        _ATTRIBUTES, semconv.GEN_AI_EVALUATION_EXPLANATION, score.explanation
-    )
-    return wire.len_field(
-        _LOG_RECORDS, b"".join((start, head, value, middle, explanation, tail, end))
-    )
+    value = b"" if score.value is None else _SCORE_VALUE + _pack_double(float(score.value))
+    # The explanation as `wire.string_field` writes it, framed here: it rarely repeats, so
+    # the memo would only be a lookup that misses.
+    data = score.explanation.encode()
+    size = len(data)
+    if size < _SHORT_EXPLANATION:  # the KeyValue's three lengths each fit in one byte
+        explanation = _EXPLANATION_FRAMES[size] + data
+    else:
+        explanation = _len_field(
+            _ATTRIBUTES, _EXPLANATION_KEY + _len_field(b"\x12", _len_field(b"\x0a", data))
+        )
+    return _len_field(_LOG_RECORDS, b"".join((start, head, value, middle, explanation, tail, end)))
 
 
 def _template(
