@@ -129,17 +129,26 @@ _WARN = _severity(SeverityNumber.SEVERITY_NUMBER_WARN, "WARN")
 # LogRecord.event_name = 12, after every other field this module writes.
 _EVENT_NAME = wire.len_field(b"\x62", semconv.GEN_AI_EVALUATION_RESULT_EVENT.encode())
 _SCORE_VALUE = wire.double_head(_ATTRIBUTES, semconv.GEN_AI_EVALUATION_SCORE_VALUE)
-# KeyValue.key of the explanation, and the framing of an explanation of n < _SHORT_EXPLANATION
-# bytes: attributes tag, KeyValue length, key, value tag and length, string tag and length.
+# KeyValue.key of the explanation; what comes before an explanation's bytes depends only on
+# their length (attributes tag, KeyValue length, key, value tag and length, string tag and
+# length), so it is written once per length.
 _EXPLANATION_KEY = wire.len_field(b"\x0a", semconv.GEN_AI_EVALUATION_EXPLANATION.encode())
-_SHORT_EXPLANATION = 0x80 - len(_EXPLANATION_KEY) - 4
-_EXPLANATION_FRAMES = [
-    _ATTRIBUTES
-    + bytes((len(_EXPLANATION_KEY) + 4 + n,))
-    + _EXPLANATION_KEY
-    + bytes((0x12, n + 2, 0x0A, n))
-    for n in range(_SHORT_EXPLANATION)
-]
+_EXPLANATION_HEADS: dict[int, bytes] = {}
+_EXPLANATION_HEADS_LIMIT = 4096
+
+
+def _explanation_head(size: int) -> bytes:
+    """The bytes `wire.string_field` writes before an explanation of `size` bytes."""
+    value = b"\x0a" + wire.varint(size)  # AnyValue.string_value
+    value = b"\x12" + wire.varint(len(value) + size) + value  # KeyValue.value
+    body = len(_EXPLANATION_KEY) + len(value) + size
+    head = _ATTRIBUTES + wire.varint(body) + _EXPLANATION_KEY + value
+    if len(_EXPLANATION_HEADS) >= _EXPLANATION_HEADS_LIMIT:
+        _EXPLANATION_HEADS.clear()
+    _EXPLANATION_HEADS[size] = head
+    return head
+
+
 _len_field = wire.len_field
 _pack_double = wire.DOUBLE.pack
 
@@ -160,16 +169,10 @@ def _record(
         _TEMPLATES[memo] = template
     head, middle, tail = template
     value = b"" if score.value is None else _SCORE_VALUE + _pack_double(float(score.value))
-    # The explanation as `wire.string_field` writes it, framed here: it rarely repeats, so
-    # the memo would only be a lookup that misses.
+    # The explanation as `wire.string_field` writes it, framed here: it rarely repeats, so a
+    # memo of whole fields would only miss, while its framing repeats with its length.
     data = score.explanation.encode()
-    size = len(data)
-    if size < _SHORT_EXPLANATION:  # the KeyValue's three lengths each fit in one byte
-        explanation = _EXPLANATION_FRAMES[size] + data
-    else:
-        explanation = _len_field(
-            _ATTRIBUTES, _EXPLANATION_KEY + _len_field(b"\x12", _len_field(b"\x0a", data))
-        )
+    explanation = (_EXPLANATION_HEADS.get(len(data)) or _explanation_head(len(data))) + data
     return _len_field(_LOG_RECORDS, b"".join((start, head, value, middle, explanation, tail, end)))
 
 
