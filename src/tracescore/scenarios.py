@@ -192,6 +192,7 @@ class _Plan:
     __slots__ = (
         "agent",
         "attributes",
+        "deterministic_scorers",
         "digest",
         "entries",
         "gates",
@@ -199,6 +200,7 @@ class _Plan:
         "pattern",
         "sample",
         "scenario",
+        "scorers",
     )
 
     def __init__(self, scenario: Scenario) -> None:
@@ -221,13 +223,16 @@ class _Plan:
             for e, is_gate in scenario.entries
         )
         self.gates = frozenset(e.name for e in self.entries if e.is_gate)
+        # (score name, bound `score`) per entry, and those that need no judge: bound once, so a
+        # run pays neither the method lookups nor the `deterministic` test per entry.
+        self.scorers = tuple((e.name, e.scorer.score) for e in self.entries)
+        self.deterministic_scorers = tuple(
+            (e.name, e.scorer.score) for e in self.entries if e.scorer.deterministic
+        )
 
     def score(self, trajectory: Trajectory, deterministic_only: bool) -> dict[str, Score]:
-        return {
-            e.name: e.scorer.score(trajectory)
-            for e in self.entries
-            if not deterministic_only or e.scorer.deterministic
-        }
+        scorers = self.deterministic_scorers if deterministic_only else self.scorers
+        return {name: score(trajectory) for name, score in scorers}
 
     def conclude(self, trajectory: Trajectory, scores: Mapping[str, Score]) -> RunResult:
         gate_failed = threshold_missed = has_result = False

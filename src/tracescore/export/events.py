@@ -85,9 +85,8 @@ def encode_evaluation_logs(
         if trajectory.span_id:
             end += wire.len_field(_SPAN_ID, bytes.fromhex(trajectory.span_id))
         end += observed + _EVENT_NAME
-        records = group[1]
-        for score in result.scores:
-            records.append(_record(score, trajectory.agent, result.scenario, stamp, end))
+        agent, scenario = trajectory.agent, result.scenario
+        group[1].extend([_record(score, agent, scenario, stamp, end) for score in result.scores])
     # The request is joined once, its lengths computed rather than measured on nested copies:
     # framing a run's records by concatenation cost half as much as writing them.
     request: list[bytes] = []
@@ -130,6 +129,28 @@ _WARN = _severity(SeverityNumber.SEVERITY_NUMBER_WARN, "WARN")
 # LogRecord.event_name = 12, after every other field this module writes.
 _EVENT_NAME = wire.len_field(b"\x62", semconv.GEN_AI_EVALUATION_RESULT_EVENT.encode())
 _SCORE_VALUE = wire.double_head(_ATTRIBUTES, semconv.GEN_AI_EVALUATION_SCORE_VALUE)
+# KeyValue.key of the explanation; what comes before an explanation's bytes depends only on
+# their length (attributes tag, KeyValue length, key, value tag and length, string tag and
+# length), so it is written once per length.
+_EXPLANATION_KEY = wire.len_field(b"\x0a", semconv.GEN_AI_EVALUATION_EXPLANATION.encode())
+_EXPLANATION_HEADS: dict[int, bytes] = {}
+_EXPLANATION_HEADS_LIMIT = 4096
+
+
+def _explanation_head(size: int) -> bytes:
+    """The bytes `wire.string_field` writes before an explanation of `size` bytes."""
+    value = b"\x0a" + wire.varint(size)  # AnyValue.string_value
+    value = b"\x12" + wire.varint(len(value) + size) + value  # KeyValue.value
+    body = len(_EXPLANATION_KEY) + len(value) + size
+    head = _ATTRIBUTES + wire.varint(body) + _EXPLANATION_KEY + value
+    if len(_EXPLANATION_HEADS) >= _EXPLANATION_HEADS_LIMIT:
+        _EXPLANATION_HEADS.clear()
+    _EXPLANATION_HEADS[size] = head
+    return head
+
+
+_len_field = wire.len_field
+_pack_double = wire.DOUBLE.pack
 
 
 def _record(
@@ -147,13 +168,12 @@ def _record(
             _TEMPLATES.clear()
         _TEMPLATES[memo] = template
     head, middle, tail = template
-    value = b"" if score.value is None else _SCORE_VALUE + wire.DOUBLE.pack(float(score.value))
-    explanation = wire.string_field(
-        _ATTRIBUTES, semconv.GEN_AI_EVALUATION_EXPLANATION, score.explanation
-    )
-    return wire.len_field(
-        _LOG_RECORDS, b"".join((start, head, value, middle, explanation, tail, end))
-    )
+    value = b"" if score.value is None else _SCORE_VALUE + _pack_double(float(score.value))
+    # The explanation as `wire.string_field` writes it, framed here: it rarely repeats, so a
+    # memo of whole fields would only miss, while its framing repeats with its length.
+    data = score.explanation.encode()
+    explanation = (_EXPLANATION_HEADS.get(len(data)) or _explanation_head(len(data))) + data
+    return _len_field(_LOG_RECORDS, b"".join((start, head, value, middle, explanation, tail, end)))
 
 
 def _template(

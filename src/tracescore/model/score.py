@@ -31,6 +31,15 @@ class Score:
     error: str | None = None
 
     def __post_init__(self) -> None:
+        value = self.value
+        # The common case first (what `ScorerBase.finish` builds): None or a float in range;
+        # NaN and infinities fail the comparison and take the full check.
+        if value is None:
+            return
+        if type(value) is float and 0.0 <= value <= 1.0:
+            if self.error is not None:
+                raise ValueError("an error score carries no value")
+            return
         # bool before float: bool subclasses int, and True is not a score.
         if self.value is not None and (
             isinstance(self.value, bool)

@@ -214,9 +214,10 @@ class Trajectory:
 
     def tool_calls(self, *, include_subagents: bool = False) -> tuple[ToolCall, ...]:
         """Tool calls in trajectory order; with `include_subagents`, sub-agents' calls inline."""
+        # Lists, not generators, into tuple(): a generator resumes once per step.
         if not include_subagents:
-            return tuple(s for s in self.steps if isinstance(s, ToolCall))
-        return tuple(s for s in _walk(self.steps) if isinstance(s, ToolCall))
+            return tuple([s for s in self.steps if isinstance(s, ToolCall)])
+        return tuple([s for s in _walk(self.steps) if isinstance(s, ToolCall)])
 
     def model_calls(self) -> tuple[ModelCall, ...]:
         """Model calls at any depth, sub-agents included (they spend the same budget)."""
