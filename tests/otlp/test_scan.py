@@ -153,7 +153,7 @@ def test_records_share_names_and_resources_and_map_unknown_status_codes_to_unset
 
 
 def test_the_native_builder_refuses_a_record_class_it_cannot_fill() -> None:
-    from tracescore.otlp import _scan as native  # type: ignore[attr-defined]
+    from tracescore.otlp import _scan as native  # type: ignore[attr-defined,unused-ignore]
 
     @dataclasses.dataclass(slots=True)
     class Wider:  # one field more than the extension fills: it would stay unset

@@ -361,7 +361,8 @@ def python_scan_spans(
 _scan_spans: Callable[..., list[ScannedSpan]]
 _scan_records: Callable[..., list[ScannedRecord]] | None
 try:
-    from tracescore.otlp import _scan  # type: ignore[attr-defined]
+    # mypy knows the module only where it was built: the ignore is unused there.
+    from tracescore.otlp import _scan  # type: ignore[attr-defined,unused-ignore]
 
     NATIVE = True
 except ImportError:  # built without a C compiler
