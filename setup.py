@@ -10,9 +10,17 @@ setup(
     ext_modules=[
         Extension(
             "tracescore.otlp._scan",
-            ["src/tracescore/otlp/_scan.c"],
+            [f"src/tracescore/otlp/{name}.c" for name in ("_scan", "_records", "_cut")],
+            depends=["src/tracescore/otlp/_scan.h"],
             optional=True,
-            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+            # Hidden: only PyInit__scan is exported, so no name here can shadow a libc one.
+            extra_compile_args=[
+                "-O2",
+                "-Wall",
+                "-Wextra",
+                "-Wno-unused-parameter",
+                "-fvisibility=hidden",
+            ],
         )
     ]
 )

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from support.otlp_proto import request_from_otlp_json
@@ -88,7 +89,17 @@ def _upb_view(body: bytes) -> list[tuple[Any, ...]]:
 
 
 def _without_sizes(scanned: list[Any]) -> list[tuple[Any, ...]]:
-    return [(*s[:13], *s[14:]) for s in scanned]
+    """Scanned spans as `_upb_view` shows them: no sizes, and the raw events and resource
+    re-serialized through upb, which moves unknown fields to the end of a message."""
+    return [
+        (
+            *s[:13],
+            tuple(Span.Event.FromString(e).SerializeToString() for e in s[14]),
+            Resource.FromString(s[15]).SerializeToString(),
+            s[16],
+        )
+        for s in scanned
+    ]
 
 
 def test_the_native_scanner_is_built() -> None:
@@ -308,3 +319,14 @@ def test_fuzzed_requests_never_crash_and_agree_with_upb(data: st.DataObject) -> 
         assert results == [expected, expected]
         assert records[0] == records[1]
         assert records[0] is not None
+
+
+def test_a_resource_with_an_unknown_field_is_read_as_upb_reads_it() -> None:
+    # Found by the fuzz test: byte 42 of the sample turns a resource attribute into unknown
+    # field 5, which the scanners hand on as received and upb re-serializes at the end.
+    body = bytearray(_SAMPLE)
+    body[42] = 0x2A
+    native, python = _both(bytes(body))
+    assert native == python
+    assert _without_sizes(native) == _upb_view(bytes(body))
+    assert b"*%\n\x12telemetry.sdk.name" in native[0][15]

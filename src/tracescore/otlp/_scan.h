@@ -1,0 +1,157 @@
+/* What the parts of the tracescore.otlp._scan extension share: protobuf wire reading, the
+ * scan context, one parsed Span, and the functions one file defines for another. */
+#ifndef TRACESCORE_SCAN_H
+#define TRACESCORE_SCAN_H
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define KEY_CACHE_LIMIT 8192
+
+typedef struct {
+    uint32_t number;
+    int wire;
+    uint64_t value;       /* varint, fixed64 and fixed32 payloads */
+    const uint8_t *data;  /* length-delimited payload */
+    Py_ssize_t len;
+} Field;
+
+/* A per-call open-addressing table over the caller's key dict: looking a key up in the dict
+ * needs a bytes object and its SipHash for every attribute; this needs neither. It points
+ * into the dict's own key objects, which live at least as long as the call. */
+#define TABLE_SIZE 512
+#define TABLE_FILL 256
+
+typedef struct {
+    const char *data;
+    Py_ssize_t len;
+    uint64_t hash;
+    PyObject *kept; /* borrowed from the dict */
+} Slot;
+
+typedef struct {
+    PyObject *keys;
+    PyObject *classify;
+    PyObject *decode_value;
+    PyObject *slow_kv;
+    Py_ssize_t overhead;
+    int used;
+    Slot table[TABLE_SIZE];
+} Ctx;
+
+static inline int read_varint(const uint8_t **pos, const uint8_t *end, uint64_t *out) {
+    const uint8_t *p = *pos;
+    if (p < end && *p < 0x80) { /* most tags and lengths: one byte */
+        *out = *p;
+        *pos = p + 1;
+        return 0;
+    }
+    uint64_t result = 0;
+    int shift = 0;
+    while (p < end) {
+        uint8_t byte = *p++;
+        result |= (uint64_t)(byte & 0x7F) << shift;
+        if (byte < 0x80) {
+            *pos = p;
+            *out = result;
+            return 0;
+        }
+        shift += 7;
+        if (shift > 63) return -1;
+    }
+    return -1;
+}
+
+static inline uint64_t little_endian(const uint8_t *p, int n) {
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+/* The next field at *pos; 0 on success, -1 when malformed. */
+static inline int next_field(const uint8_t **pos, const uint8_t *end, Field *f) {
+    uint64_t tag, n;
+    if (read_varint(pos, end, &tag)) return -1;
+    f->number = (uint32_t)(tag >> 3);
+    f->wire = (int)(tag & 7);
+    if (f->number == 0) return -1;
+    switch (f->wire) {
+    case 0:
+        return read_varint(pos, end, &f->value);
+    case 1:
+        if (end - *pos < 8) return -1;
+        f->value = little_endian(*pos, 8);
+        *pos += 8;
+        return 0;
+    case 2:
+        if (read_varint(pos, end, &n)) return -1;
+        if (n > (uint64_t)(end - *pos)) return -1;
+        f->data = *pos;
+        f->len = (Py_ssize_t)n;
+        *pos += n;
+        return 0;
+    case 5:
+        if (end - *pos < 4) return -1;
+        f->value = little_endian(*pos, 4);
+        *pos += 4;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static inline PyObject *malformed(const char *what) {
+    PyErr_Format(PyExc_ValueError, "malformed OTLP request: %s", what);
+    return NULL;
+}
+
+static inline PyObject *bytes_of(const uint8_t *data, Py_ssize_t len) {
+    return PyBytes_FromStringAndSize(data ? (const char *)data : "", len);
+}
+
+static inline PyObject *text_of(const uint8_t *data, Py_ssize_t len) {
+    return PyUnicode_DecodeUTF8(data ? (const char *)data : "", len, NULL);
+}
+
+/* A tuple of n new references (stolen, also on failure), or NULL when any is NULL. */
+static inline PyObject *tuple_of(PyObject **items, int n) {
+    PyObject *out = PyTuple_New(n);
+    for (int m = 0; m < n; m++) {
+        if (items[m] == NULL || out == NULL) {
+            for (int q = 0; q < n; q++) Py_XDECREF(items[q]);
+            Py_XDECREF(out);
+            return NULL;
+        }
+    }
+    for (int m = 0; m < n; m++) PyTuple_SET_ITEM(out, m, items[m]);
+    return out;
+}
+
+/* What one Span message holds, as pointers into the request (attrs and events are owned). */
+typedef struct {
+    const uint8_t *trace, *sid, *parent, *name, *msg;
+    Py_ssize_t trace_len, sid_len, parent_len, name_len, msg_len;
+    uint64_t kind, start, stop, code;
+    Py_ssize_t size;
+    PyObject *attrs;  /* dict of kept attributes */
+    PyObject *events; /* tuple of raw Span.Event bytes */
+} Parsed;
+
+typedef struct {
+    PyObject *names;     /* span name -> the one str object kept for it */
+    PyObject *trace_ids; /* trace id bytes -> its hex str, for this call */
+} Shared;
+
+/* _scan.c */
+int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *s);
+/* _records.c */
+PyObject *tracescore_bind(PyObject *self, PyObject *args);
+int tracescore_records_bound(void);
+PyObject *tracescore_span_record(Ctx *ctx, Shared *sh, const uint8_t *data, Py_ssize_t len,
+                                 Py_ssize_t i, Py_ssize_t j, Py_ssize_t k, PyObject *resource,
+                                 PyObject *scope);
+/* _cut.c */
+PyObject *tracescore_cut_spans(PyObject *self, PyObject *args);
+
+#endif
