@@ -44,6 +44,13 @@ static int buf_field(Buf *b, uint8_t tag, const Buf *payload) {
     return buf_put(b, head, n) || buf_put(b, payload->data, payload->len);
 }
 
+/* A span cut out of its scope: its index there and its bytes. */
+typedef struct {
+    Py_ssize_t at;
+    const uint8_t *data;
+    Py_ssize_t len;
+} Taken;
+
 static int cmp_index(const void *a, const void *b) {
     Py_ssize_t x = *(const Py_ssize_t *)a, y = *(const Py_ssize_t *)b;
     return (x > y) - (x < y);
@@ -53,17 +60,20 @@ static int cmp_index(const void *a, const void *b) {
  * to held. 1: spans remain, 0: none remain, -1: error. */
 static int cut_scope(const uint8_t *p, const uint8_t *end, Py_ssize_t i, Py_ssize_t j,
                      PyObject *drop, PyObject *rs_header, PyObject *held, Buf *kept) {
-    Py_ssize_t n_drop = PySet_Check(drop) || PyFrozenSet_Check(drop) ? PySet_GET_SIZE(drop) : -1;
-    if (n_drop < 0) return PyErr_SetString(PyExc_TypeError, "cut_spans: span indices must be a set"), -1;
+    if (!PyAnySet_Check(drop)) {
+        PyErr_SetString(PyExc_TypeError, "cut_spans: span indices must be a set");
+        return -1;
+    }
+    Py_ssize_t n_drop = PySet_GET_SIZE(drop);
+    /* + 1: never a zero-byte allocation, whose NULL would read as out of memory */
     Py_ssize_t *drops = PyMem_Malloc(sizeof(Py_ssize_t) * (n_drop + 1));
-    const uint8_t **taken = PyMem_Malloc(sizeof(uint8_t *) * 2 * (n_drop + 1));
-    Py_ssize_t *taken_at = PyMem_Malloc(sizeof(Py_ssize_t) * (n_drop + 1));
+    Taken *taken = PyMem_Malloc(sizeof(Taken) * (n_drop + 1));
     Buf header = {0};
     int rc = -1, kept_spans = 0;
     Py_ssize_t n_taken = 0, next = 0, k = -1, at = 0;
     Py_hash_t hash;
     PyObject *item;
-    if (drops == NULL || taken == NULL || taken_at == NULL) {
+    if (drops == NULL || taken == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -75,17 +85,12 @@ static int cut_scope(const uint8_t *p, const uint8_t *end, Py_ssize_t i, Py_ssiz
     Field f;
     while (p < end) {
         const uint8_t *start = p;
-        if (next_field(&p, end, &f)) {
-            malformed("scope_spans");
-            goto done;
-        }
+        if (read_field(&p, end, &f, "scope_spans")) goto done;
         if (f.number == 2 && f.wire == 2) {
             k++;
             if (next < n_drop && drops[next] == k) {
                 next++;
-                taken[2 * n_taken] = f.data;
-                taken[2 * n_taken + 1] = f.data + f.len;
-                taken_at[n_taken++] = k;
+                taken[n_taken++] = (Taken){k, f.data, f.len};
                 continue;
             }
             kept_spans = 1;
@@ -98,9 +103,9 @@ static int cut_scope(const uint8_t *p, const uint8_t *end, Py_ssize_t i, Py_ssiz
     if (ss_header == NULL) goto done;
     rc = kept_spans;
     for (Py_ssize_t n = 0; n < n_taken && rc >= 0; n++) {
-        PyObject *key = Py_BuildValue("(nnn)", i, j, taken_at[n]);
-        PyObject *value = Py_BuildValue("(OOy#)", rs_header, ss_header, (const char *)taken[2 * n],
-                                        (Py_ssize_t)(taken[2 * n + 1] - taken[2 * n]));
+        PyObject *key = Py_BuildValue("(nnn)", i, j, taken[n].at);
+        PyObject *value = Py_BuildValue("(OOy#)", rs_header, ss_header,
+                                        (const char *)taken[n].data, taken[n].len);
         if (key == NULL || value == NULL || PyDict_SetItem(held, key, value) < 0) rc = -1;
         Py_XDECREF(key);
         Py_XDECREF(value);
@@ -109,7 +114,6 @@ static int cut_scope(const uint8_t *p, const uint8_t *end, Py_ssize_t i, Py_ssiz
 done:
     PyMem_Free(drops);
     PyMem_Free(taken);
-    PyMem_Free(taken_at);
     PyMem_Free(header.data);
     return rc;
 }
@@ -124,10 +128,7 @@ static int cut_resource(const uint8_t *p, const uint8_t *end, Py_ssize_t i, PyOb
     Field f;
     for (const uint8_t *q = p; q < end;) { /* the header first: held spans need it */
         const uint8_t *start = q;
-        if (next_field(&q, end, &f)) {
-            malformed("resource_spans");
-            goto done;
-        }
+        if (read_field(&q, end, &f, "resource_spans")) goto done;
         if (!(f.number == 2 && f.wire == 2) && buf_put(&header, start, q - start)) goto done;
     }
     rs_header = PyBytes_FromStringAndSize(header.data ? header.data : "", header.len);
@@ -183,10 +184,7 @@ PyObject *tracescore_cut_spans(PyObject *self, PyObject *args) {
         goto done;
     while (p < end) {
         const uint8_t *start = p;
-        if (next_field(&p, end, &f)) {
-            malformed("request");
-            goto done;
-        }
+        if (read_field(&p, end, &f, "request")) goto done;
         PyObject *by_scope = NULL;
         if (f.number == 1 && f.wire == 2) {
             i++;

@@ -128,7 +128,7 @@ static int key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, PyObject *at
     int values = 0, odd = 0;
     Field f;
     while (p < end) {
-        if (next_field(&p, end, &f)) return malformed("attribute"), -1;
+        if (read_field(&p, end, &f, "attribute")) return -1;
         if (f.number == 1) {
             if (f.wire != 2) odd = 1;
             key = f.data;
@@ -184,10 +184,7 @@ int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed 
     if ((s->attrs = PyDict_New()) == NULL) return -1;
     Field f;
     while (p < end) {
-        if (next_field(&p, end, &f)) {
-            malformed("span");
-            goto fail;
-        }
+        if (read_field(&p, end, &f, "span")) goto fail;
         switch (f.number) {
         case 1: if (f.wire == 2) { s->trace = f.data; s->trace_len = f.len; } break;
         case 2: if (f.wire == 2) { s->sid = f.data; s->sid_len = f.len; } break;
@@ -215,10 +212,7 @@ int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed 
                 const uint8_t *q = f.data, *qend = f.data + f.len;
                 Field g;
                 while (q < qend) {
-                    if (next_field(&q, qend, &g)) {
-                        malformed("span status");
-                        goto fail;
-                    }
+                    if (read_field(&q, qend, &g, "span status")) goto fail;
                     if (g.number == 2 && g.wire == 2) { s->msg = g.data; s->msg_len = g.len; }
                     else if (g.number == 3 && g.wire == 0) s->code = g.value;
                 }
@@ -286,7 +280,7 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
     Field rs, g, h;
     if (out == NULL) return NULL;
     while (p < end) {
-        if (next_field(&p, end, &rs)) { malformed("request"); goto fail; }
+        if (read_field(&p, end, &rs, "request")) goto fail;
         if (rs.number != 1 || rs.wire != 2) continue;
         i++;
         /* The resource may follow its scope_spans on the wire: find it first. */
@@ -294,7 +288,7 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
         const uint8_t *res = NULL;
         Py_ssize_t res_len = 0, j = -1;
         while (q < rs_end) {
-            if (next_field(&q, rs_end, &g)) { malformed("resource_spans"); goto fail; }
+            if (read_field(&q, rs_end, &g, "resource_spans")) goto fail;
             if (g.number == 1 && g.wire == 2) { res = g.data; res_len = g.len; }
         }
         PyObject *resource = bytes_of(res, res_len);
@@ -313,13 +307,19 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
             const uint8_t *scope_name = NULL;
             Py_ssize_t scope_len = 0, k = -1;
             while (r < ss_end) {
-                if (next_field(&r, ss_end, &h)) { Py_DECREF(resource); malformed("scope_spans"); goto fail; }
+                if (read_field(&r, ss_end, &h, "scope_spans")) {
+                    Py_DECREF(resource);
+                    goto fail;
+                }
                 if (h.number == 1 && h.wire == 2) {
                     const uint8_t *s = h.data, *s_end = h.data + h.len;
                     Field n;
                     /* A repeated scope merges: a later name wins, a missing one keeps it. */
                     while (s < s_end) {
-                        if (next_field(&s, s_end, &n)) { Py_DECREF(resource); malformed("scope"); goto fail; }
+                        if (read_field(&s, s_end, &n, "scope")) {
+                            Py_DECREF(resource);
+                            goto fail;
+                        }
                         if (n.number == 1 && n.wire == 2) { scope_name = n.data; scope_len = n.len; }
                     }
                 }

@@ -106,6 +106,13 @@ static inline PyObject *malformed(const char *what) {
     return NULL;
 }
 
+/* next_field; on malformed bytes, a ValueError naming `what` is set and -1 returned. */
+static inline int read_field(const uint8_t **pos, const uint8_t *end, Field *f, const char *what) {
+    if (next_field(pos, end, f) == 0) return 0;
+    malformed(what);
+    return -1;
+}
+
 static inline PyObject *bytes_of(const uint8_t *data, Py_ssize_t len) {
     return PyBytes_FromStringAndSize(data ? (const char *)data : "", len);
 }
