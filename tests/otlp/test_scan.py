@@ -163,6 +163,23 @@ def test_records_share_names_and_resources_and_map_unknown_status_codes_to_unset
     assert records[0].resource is second[0][-1].resource
 
 
+def test_a_status_code_past_32_bits_is_read_as_the_int32_upb_reads() -> None:
+    # Status.code is an int32: 2**32 + 2 on the wire is read as 2 (ERROR) by upb.
+    code = 2**32 + 2
+    varint = bytearray()
+    while code >= 0x80:
+        varint.append(code & 0x7F | 0x80)
+        code >>= 7
+    varint.append(code)
+    status = b"\x18" + bytes(varint)
+    span = Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="s").SerializeToString()
+    raw = span + _field(15, status)
+    body = _field(1, _field(2, _field(2, raw)))  # by hand: upb would re-encode the code
+    native = SpanReader().records(body)
+    assert native == _python_records(body)
+    assert native[0][-1].status_code is StatusCode.ERROR
+
+
 def test_the_native_builder_refuses_a_record_class_it_cannot_fill() -> None:
     from tracescore.otlp import _scan as native  # type: ignore[attr-defined,unused-ignore]
 

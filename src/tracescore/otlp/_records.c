@@ -92,7 +92,8 @@ PyObject *tracescore_span_record(Ctx *ctx, Shared *sh, const uint8_t *data, Py_s
     int parent_set = 0;
     if (s.parent_len == 8)
         for (int n = 0; n < 8; n++) parent_set |= s.parent[n];
-    PyObject *status = PyTuple_GET_ITEM(record_statuses, s.code <= 2 ? s.code : 0);
+    int32_t code = (int32_t)s.code; /* an int32 field, as upb and the tuples read it */
+    PyObject *status = PyTuple_GET_ITEM(record_statuses, code >= 0 && code <= 2 ? code : 0);
     PyObject *events = s.events;
     if (PyTuple_GET_SIZE(s.events)) {
         events = PyTuple_New(PyTuple_GET_SIZE(s.events));
