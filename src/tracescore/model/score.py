@@ -32,23 +32,19 @@ class Score:
 
     def __post_init__(self) -> None:
         value = self.value
-        # The common case first (what `ScorerBase.finish` builds): None or a float in range;
-        # NaN and infinities fail the comparison and take the full check.
         if value is None:
             return
-        if type(value) is float and 0.0 <= value <= 1.0:
-            if self.error is not None:
-                raise ValueError("an error score carries no value")
-            return
-        # bool before float: bool subclasses int, and True is not a score.
-        if self.value is not None and (
-            isinstance(self.value, bool)
-            or not isinstance(self.value, int | float)
-            or not math.isfinite(self.value)
-            or not 0.0 <= self.value <= 1.0
+        # A float in range (what `ScorerBase.finish` builds) skips the full check; NaN and
+        # infinities fail its comparison. bool before float: bool subclasses int, and True is
+        # not a score.
+        if not (type(value) is float and 0.0 <= value <= 1.0) and (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or not 0.0 <= value <= 1.0
         ):
-            raise ValueError(f"score value must be in [0, 1], got {self.value!r}")
-        if self.error is not None and self.value is not None:
+            raise ValueError(f"score value must be in [0, 1], got {value!r}")
+        if self.error is not None:
             raise ValueError("an error score carries no value")
 
     @property
