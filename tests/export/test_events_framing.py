@@ -1,4 +1,4 @@
-"""Log records frame the explanation themselves; the bytes are those of `wire.string_field`."""
+"""Log records frame the explanation themselves; the bytes are those upb writes."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import dataclasses
 
 import pytest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
 from export.scored_runs import scored_run
 from tracescore import semconv
-from tracescore.export import events, wire
+from tracescore.export import events
 from tracescore.otlp.proto import decode_any_value
 
 # Around every boundary of the one-byte frames and of one- and two-byte varints, in ASCII and
@@ -18,12 +20,14 @@ LENGTHS = sorted({*range(0, 300), *range(16300, 16450), 2_000_000 // 3, 2_097_15
 
 
 @pytest.mark.parametrize("char", ["a", "é", "€", "😀"])
-def test_explanation_frames_match_string_field(char: str) -> None:
+def test_explanation_frames_match_upb(char: str) -> None:
     for n in LENGTHS:
         text = char * (n // len(char.encode())) + "x" * (n % len(char.encode()))
         score = dataclasses.replace(scored_run().scores[0], explanation=text)
         record = events._record(score, "agent", "scenario", b"", b"")
-        want = wire.string_field(events._ATTRIBUTES, semconv.GEN_AI_EVALUATION_EXPLANATION, text)
+        key = semconv.GEN_AI_EVALUATION_EXPLANATION
+        attribute = KeyValue(key=key, value=AnyValue(string_value=text))
+        want = LogRecord(attributes=[attribute]).SerializeToString()  # that field alone
         assert want in record, n
 
 

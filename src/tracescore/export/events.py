@@ -129,20 +129,14 @@ _WARN = _severity(SeverityNumber.SEVERITY_NUMBER_WARN, "WARN")
 # LogRecord.event_name = 12, after every other field this module writes.
 _EVENT_NAME = wire.len_field(b"\x62", semconv.GEN_AI_EVALUATION_RESULT_EVENT.encode())
 _SCORE_VALUE = wire.double_head(_ATTRIBUTES, semconv.GEN_AI_EVALUATION_SCORE_VALUE)
-# KeyValue.key of the explanation; what comes before an explanation's bytes depends only on
-# their length (attributes tag, KeyValue length, key, value tag and length, string tag and
-# length), so it is written once per length.
-_EXPLANATION_KEY = wire.len_field(b"\x0a", semconv.GEN_AI_EVALUATION_EXPLANATION.encode())
+# What comes before an explanation's bytes depends only on their length (`wire.string_head`),
+# so it is kept per length.
 _EXPLANATION_HEADS: dict[int, bytes] = {}
 _EXPLANATION_HEADS_LIMIT = 4096
 
 
 def _explanation_head(size: int) -> bytes:
-    """The bytes `wire.string_field` writes before an explanation of `size` bytes."""
-    value = b"\x0a" + wire.varint(size)  # AnyValue.string_value
-    value = b"\x12" + wire.varint(len(value) + size) + value  # KeyValue.value
-    body = len(_EXPLANATION_KEY) + len(value) + size
-    head = _ATTRIBUTES + wire.varint(body) + _EXPLANATION_KEY + value
+    head = wire.string_head(_ATTRIBUTES, semconv.GEN_AI_EVALUATION_EXPLANATION, size)
     if len(_EXPLANATION_HEADS) >= _EXPLANATION_HEADS_LIMIT:
         _EXPLANATION_HEADS.clear()
     _EXPLANATION_HEADS[size] = head

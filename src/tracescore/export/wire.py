@@ -28,6 +28,7 @@ __all__ = [
     "key_value",
     "len_field",
     "string_field",
+    "string_head",
     "varint",
 ]
 
@@ -120,8 +121,21 @@ def string_field(tag: bytes, key: str, value: str) -> bytes:
     the memo is bounded for values from traffic. Long ones (most explanations) rarely repeat.
     """
     if len(value) > _MEMO_CHARS:
-        return len_field(tag, key_value(key, value))
+        data = value.encode()
+        return string_head(tag, key, len(data)) + data
     return _memoized(tag, key, value)
+
+
+def string_head(tag: bytes, key: str, size: int) -> bytes:
+    """What `string_field(tag, key, value)` writes before the `size` UTF-8 bytes of `value`.
+
+    It depends on the length alone, so a caller writing many long values under one key (log
+    record explanations) may keep it per length.
+    """
+    value = b"\x0a" + varint(size)  # AnyValue.string_value
+    value = _VALUE + varint(len(value) + size) + value  # KeyValue.value
+    field = len_field(KEY_VALUE_TAG, key.encode()) if key else b""  # KeyValue.key
+    return tag + varint(len(field) + len(value) + size) + field + value
 
 
 def _memoized(tag: bytes, key: str, value: str | bool) -> bytes:
