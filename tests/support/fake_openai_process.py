@@ -46,7 +46,9 @@ class FakeOpenAI:
         if not self.log_path.exists():
             return []
         with self.log_path.open(encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
+            # A record ends with its newline: a last line without one is still being written
+            # (the server's write may land in pieces) and is read on the next call.
+            return [json.loads(line) for line in fh if line.endswith("\n") and line.strip()]
 
     def chat_bodies(self) -> list[dict[str, Any]]:
         """The JSON bodies of the chat-completions requests, in arrival order."""
