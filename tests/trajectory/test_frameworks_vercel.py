@@ -9,6 +9,8 @@ covered: every release requires `ai` 7 and node >= 22, and the machines have nod
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -119,3 +121,13 @@ def test_vercel_denied_approval_is_a_paused_denied_call_of_the_resumed_run(
         ),
     ]
     assert kinds(second) == ["tool_call", "model_call"]
+
+
+def test_a_tool_started_in_its_model_calls_millisecond_still_follows_it() -> None:
+    # Recorded by the Vercel case above on a run where CI failed: JavaScript times have
+    # millisecond resolution, and doGenerate and the ai.toolCall it requested both start at
+    # ...760000000. A requested call never goes before the model call that requested it.
+    path = Path(__file__).parents[1] / "testdata/regressions"
+    doc = json.loads((path / "vercel-tool-in-the-model-calls-millisecond.otlp.json").read_text())
+    (run,) = build(doc, "vercel same millisecond").trajectories
+    assert kinds(run) == ["model_call", "tool_call", "tool_call", "model_call"]

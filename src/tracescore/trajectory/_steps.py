@@ -257,8 +257,10 @@ def _decisions(parts: RunParts, options: BuildOptions) -> dict[str, str]:
 def _merge(
     requested: Sequence[tuple[int, Step]], others: Sequence[tuple[tuple[int, int, str], Step]]
 ) -> tuple[Step, ...]:
-    """Merge sort's merge: each sequence keeps its order; ties go to the requested call (a
-    tool that wraps a sub-agent starts with it).
+    """Merge sort's merge: each sequence keeps its order; on a tie a requested call goes after
+    model calls (a call never precedes the model call that requested it; clocks of millisecond
+    resolution, as in JavaScript SDKs, start both in the same millisecond) and before the rest
+    (a tool that wraps a sub-agent starts with it).
 
     Others come sorted by start, so before each requested call go all remaining others that
     start earlier: found by bisection, and copied in C rather than one comparison at a time.
@@ -268,8 +270,11 @@ def _merge(
     starts = [key[0] for key, _ in others]
     out: list[Step] = []
     j = 0
+    n = len(others)
     for anchor, call in requested:
         k = bisect_left(starts, anchor, j)
+        while k < n and starts[k] == anchor and others[k][1].__class__ is ModelCall:
+            k += 1
         if k > j:
             out.extend(map(_SECOND, others[j:k]))
             j = k
