@@ -167,7 +167,7 @@ def evaluate_run(
         return RunResult(
             trajectory=trajectory, scenario=plan.name, digest=plan.digest, sampled=False
         )
-    return plan.conclude(trajectory, plan.score(trajectory, deterministic_only))
+    return plan.run(trajectory, deterministic_only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,9 +192,11 @@ class _Plan:
     __slots__ = (
         "agent",
         "attributes",
+        "deterministic_entry_scorers",
         "deterministic_scorers",
         "digest",
         "entries",
+        "entry_scorers",
         "gates",
         "name",
         "pattern",
@@ -229,17 +231,32 @@ class _Plan:
         self.deterministic_scorers = tuple(
             (e.name, e.scorer.score) for e in self.entries if e.scorer.deterministic
         )
+        # Per entry, in entry order, its bound `score` or None where it is not run.
+        self.entry_scorers = tuple(e.scorer.score for e in self.entries)
+        self.deterministic_entry_scorers = tuple(
+            e.scorer.score if e.scorer.deterministic else None for e in self.entries
+        )
 
     def score(self, trajectory: Trajectory, deterministic_only: bool) -> dict[str, Score]:
         scorers = self.deterministic_scorers if deterministic_only else self.scorers
         return {name: score(trajectory) for name, score in scorers}
 
+    def run(self, trajectory: Trajectory, deterministic_only: bool) -> RunResult:
+        """`conclude(trajectory, score(trajectory, deterministic_only))` without the mapping
+        by name in between (the scorers run in the same order)."""
+        scorers = self.deterministic_entry_scorers if deterministic_only else self.entry_scorers
+        return self._conclude(
+            trajectory, [None if score is None else score(trajectory) for score in scorers]
+        )
+
     def conclude(self, trajectory: Trajectory, scores: Mapping[str, Score]) -> RunResult:
+        return self._conclude(trajectory, [scores.get(e.name) for e in self.entries])
+
+    def _conclude(self, trajectory: Trajectory, per_entry: list[Score | None]) -> RunResult:
         gate_failed = threshold_missed = has_result = False
         skipped: list[str] = []
         ordered: list[Score] = []
-        for entry in self.entries:
-            score = scores.get(entry.name)
+        for entry, score in zip(self.entries, per_entry, strict=True):
             if score is not None:
                 ordered.append(score)
             if not entry.decides:
@@ -289,11 +306,47 @@ def _plan(scenario: Scenario) -> _Plan:
 
 
 def _select(config: Config, trajectory: Trajectory) -> _Plan | None:
+    known = _BY_AGENT.get(id(config))
+    if known is None or known[0] is not config:
+        known = _by_agent(config)
+    by_agent = known[1]
+    if by_agent is None:  # some scenario matches on more than the agent name
+        return _first_match(config, trajectory)
+    agent = trajectory.agent
+    if agent in by_agent:
+        return by_agent[agent]
+    plan = _first_match(config, trajectory)
+    if len(by_agent) >= _AGENTS_LIMIT:
+        by_agent.clear()
+    by_agent[agent] = plan
+    return plan
+
+
+def _first_match(config: Config, trajectory: Trajectory) -> _Plan | None:
     for scenario in config.scenarios:
         plan = _plan(scenario)
         if _holds(plan.agent, plan.pattern, plan.attributes, trajectory):
             return plan
     return None
+
+
+# Per config (kept with its entry, as in _PLANS), the plan selected for each agent name, when
+# no scenario matches on the input or on attributes: then the agent name alone decides, and
+# trying the scenarios' globs in turn is done once per name. None: selection reads more.
+# Bounded: configs as _PLANS, agent names because they come from traffic.
+_BY_AGENT: dict[int, tuple[Config, dict[str | None, _Plan | None] | None]] = {}
+_AGENTS_LIMIT = 4096
+
+
+def _by_agent(config: Config) -> tuple[Config, dict[str | None, _Plan | None] | None]:
+    plans = [_plan(s) for s in config.scenarios]
+    agent_only = all(p.pattern is None and not p.attributes for p in plans)
+    by_agent: dict[str | None, _Plan | None] | None = {} if agent_only else None
+    known = (config, by_agent)
+    if len(_BY_AGENT) >= _PLANS_LIMIT:
+        _BY_AGENT.clear()
+    _BY_AGENT[id(config)] = known
+    return known
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ out: a sub-agent run is a step of its own (`AgentStep`) and is scored as its own
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, TypeAlias
 
@@ -36,6 +37,7 @@ __all__ = [
 
 # `tracescore`: the documented defaults. `mastra`: Mastra 1.10.2's exact semantics.
 Compat: TypeAlias = Literal["tracescore", "mastra"]
+_NAME = operator.attrgetter("name")
 # A tool name in a config: an empty name can never match a call.
 ToolName: TypeAlias = Annotated[str, StringConstraints(min_length=1)]
 
@@ -84,8 +86,7 @@ class ProhibitionScorer(ExpectationScorer):
 
 def names(calls: Iterable[ToolCall]) -> str:
     """`a, b, c`, or `none`, for explanations."""
-    text = ", ".join([c.name for c in calls])
-    return text or "none"
+    return ", ".join(map(_NAME, calls)) or "none"  # the names read in C
 
 
 def subagent_tool_calls(trajectory: Trajectory) -> int:

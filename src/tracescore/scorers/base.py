@@ -200,6 +200,23 @@ class ScorerBase(BaseModel):
             error=error,
         )
 
+    def binary_score(
+        self, passed: bool, explanation: str, details: dict[str, Any], digest: str
+    ) -> Score:
+        """`finish(Outcome(1.0 if passed else 0.0, explanation, None, details), digest)`.
+
+        The 0/1 checks score every run through here: no Outcome is built, and `details`, which
+        the caller built for this score alone, is kept rather than copied.
+        """
+        value = 1.0 if passed else 0.0
+        threshold = self.threshold
+        if threshold is not None:
+            passed = threshold.check(value)
+        label = semconv.LABEL_PASS if passed else semconv.LABEL_FAIL
+        return Score(
+            self.name or self.type, self.type, value, passed, explanation, digest, label, details
+        )
+
     def finish(self, outcome: Outcome, digest: str) -> Score:
         """Apply the threshold and label rules to an outcome."""
         value = outcome.value

@@ -14,12 +14,14 @@ negative `max`, an empty `tools` order, an empty `text`, `no_tool_errors` with `
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
 from tracescore import semconv
+from tracescore.model.score import Score
 from tracescore.model.trajectory import Trajectory
 from tracescore.scorers._common import (
     Compat,
@@ -29,7 +31,7 @@ from tracescore.scorers._common import (
     names,
     uncounted_note,
 )
-from tracescore.scorers.base import Outcome, ScorerBase
+from tracescore.scorers.base import Outcome, ScorerBase, select_calls
 
 __all__ = [
     "CalledTool",
@@ -42,43 +44,68 @@ __all__ = [
 ]
 
 
-def _outcome(passed: bool, explanation: str, details: dict[str, object]) -> Outcome:
-    # Positional (value, explanation, passed, details): keyword arguments cost more than the
-    # rest of building the record.
-    return Outcome(1.0 if passed else 0.0, explanation, None, details)
+_NAME = operator.attrgetter("name")
+# (passed, explanation, details) of a 0/1 check.
+_Checked = tuple[bool, str, dict[str, Any]]
 
 
-class CalledTool(ExpectationScorer):
+class _Check(ScorerBase):
+    """A 0/1 check: `check` says whether the run passed, why, and the details.
+
+    Listed after the scorer's own base, so that the fields keep their order. `score` goes
+    straight from `check` to the Score (`binary_score`): building an Outcome and copying its
+    details was about a third of a simple check's cost. `evaluate` gives the same Outcome that
+    `finish` turns into the same Score.
+    """
+
+    def check(self, trajectory: Trajectory) -> _Checked:
+        """Whether the run passed, the explanation and the details."""
+        raise NotImplementedError
+
+    def evaluate(self, trajectory: Trajectory) -> Outcome:
+        """The check as an Outcome: value 1 or 0."""
+        passed, explanation, details = self.check(trajectory)
+        # Positional (value, explanation, passed, details): keyword arguments cost more than
+        # the rest of building the record.
+        return Outcome(1.0 if passed else 0.0, explanation, None, details)
+
+    def score(self, trajectory: Trajectory) -> Score:
+        """`ScorerBase.score` without the Outcome (same scores, same error scores)."""
+        digest = self.digest()
+        try:
+            passed, explanation, details = self.check(trajectory)
+        except Exception as exc:  # a scorer bug must not take the pipeline down
+            return self.error_score(f"{type(exc).__name__}: {exc}", digest)
+        return self.binary_score(passed, explanation, details, digest)
+
+
+class CalledTool(ExpectationScorer, _Check):
     """1 when `tool` was called at least `times` times (Mastra `checks.calledTool`)."""
 
     type: Literal["called_tool"] = "called_tool"
     tool: ToolName
     times: int = Field(default=1, ge=1)
 
-    def evaluate(self, trajectory: Trajectory) -> Outcome:
+    def check(self, trajectory: Trajectory) -> _Checked:
         """Count the tool's counted calls."""
-        calls = self.counted(trajectory)
-        tool = self.tool
-        count = len([c for c in calls if c.name == tool])
-        passed = count >= self.times
-        explanation = f"'{self.tool}' was called {count} time(s); at least {self.times} expected"
+        calls = select_calls(trajectory, self.calls, self.include_subagents)
+        tool, times = self.tool, self.times
+        count = list(map(_NAME, calls)).count(tool)
+        passed = count >= times
+        explanation = f"'{tool}' was called {count} time(s); at least {times} expected"
         note = "" if passed else uncounted_note(trajectory, calls, self)
         if note:
             explanation += f"; {note}"
-        return _outcome(
-            passed,
-            explanation,
-            {"tool": self.tool, "expected_times": self.times, "actual_count": count},
-        )
+        return passed, explanation, {"tool": tool, "expected_times": times, "actual_count": count}
 
 
-class ToolOrder(ExpectationScorer):
+class ToolOrder(ExpectationScorer, _Check):
     """1 when `tools` were called in this order, others allowed between (`checks.toolOrder`)."""
 
     type: Literal["tool_order"] = "tool_order"
     tools: tuple[ToolName, ...] = Field(min_length=1)
 
-    def evaluate(self, trajectory: Trajectory) -> Outcome:
+    def check(self, trajectory: Trajectory) -> _Checked:
         """Scan the calls once, advancing through `tools` on each match."""
         calls = self.counted(trajectory)
         actual = [c.name for c in calls]
@@ -99,18 +126,16 @@ class ToolOrder(ExpectationScorer):
             note = uncounted_note(trajectory, calls, self)
             if note:
                 explanation += f"; {note}"
-        return _outcome(
-            passed, explanation, {"actual_tools": actual, "expected_order": list(self.tools)}
-        )
+        return passed, explanation, {"actual_tools": actual, "expected_order": list(self.tools)}
 
 
-class DidNotCall(ProhibitionScorer):
+class DidNotCall(ProhibitionScorer, _Check):
     """1 when `tool` was never called (`checks.didNotCall`); attempts count by default."""
 
     type: Literal["did_not_call"] = "did_not_call"
     tool: ToolName
 
-    def evaluate(self, trajectory: Trajectory) -> Outcome:
+    def check(self, trajectory: Trajectory) -> _Checked:
         """Count calls to the forbidden tool, whatever their status."""
         hits = [c for c in self.counted(trajectory) if c.name == self.tool]
         if hits:
@@ -118,36 +143,36 @@ class DidNotCall(ProhibitionScorer):
             explanation = f"'{self.tool}' was called {len(hits)} time(s) ({statuses})"
         else:
             explanation = f"'{self.tool}' was not called"
-        return _outcome(not hits, explanation, {"tool": self.tool, "count": len(hits)})
+        return not hits, explanation, {"tool": self.tool, "count": len(hits)}
 
 
-class UsedNoTools(ProhibitionScorer):
+class UsedNoTools(ProhibitionScorer, _Check):
     """1 when the run called no tool (`checks.usedNoTools`); a failed call is still tool use."""
 
     type: Literal["used_no_tools"] = "used_no_tools"
 
-    def evaluate(self, trajectory: Trajectory) -> Outcome:
+    def check(self, trajectory: Trajectory) -> _Checked:
         """Any counted call fails the check."""
         calls = self.counted(trajectory)
         explanation = "no tool was called" if not calls else f"tools called: {names(calls)}"
-        return _outcome(not calls, explanation, {"count": len(calls)})
+        return not calls, explanation, {"count": len(calls)}
 
 
-class MaxToolCalls(ProhibitionScorer):
+class MaxToolCalls(ProhibitionScorer, _Check):
     """1 when the run made at most `max` tool calls (`checks.maxToolCalls`)."""
 
     type: Literal["max_tool_calls"] = "max_tool_calls"
     max: int = Field(ge=0)
 
-    def evaluate(self, trajectory: Trajectory) -> Outcome:
+    def check(self, trajectory: Trajectory) -> _Checked:
         """Compare the number of counted calls with `max`."""
-        calls = self.counted(trajectory)
-        passed = len(calls) <= self.max
-        explanation = f"{len(calls)} tool call(s), at most {self.max} allowed: {names(calls)}"
-        return _outcome(passed, explanation, {"count": len(calls), "max": self.max})
+        calls = select_calls(trajectory, self.calls, self.include_subagents)
+        count, most = len(calls), self.max
+        explanation = f"{count} tool call(s), at most {most} allowed: {names(calls)}"
+        return count <= most, explanation, {"count": count, "max": most}
 
 
-class NoToolErrors(ProhibitionScorer):
+class NoToolErrors(ProhibitionScorer, _Check):
     """1 when no tool call failed (`checks.noToolErrors`); no calls at all passes."""
 
     type: Literal["no_tool_errors"] = "no_tool_errors"
@@ -158,13 +183,13 @@ class NoToolErrors(ProhibitionScorer):
             raise ValueError("no_tool_errors with calls: clean would never see an errored call")
         return self
 
-    def evaluate(self, trajectory: Trajectory) -> Outcome:
+    def check(self, trajectory: Trajectory) -> _Checked:
         """Count status `error` (and, under Mastra, paused calls and error results)."""
-        calls = self.counted(trajectory)
+        calls = select_calls(trajectory, self.calls, self.include_subagents)
         errored = [c for c in calls if c.status == "error"]
         paused = [c for c in calls if c.status == "paused"]
         failed = errored
-        mastra = self.mastra
+        mastra = self.compat == "mastra"
         if mastra:
             failed = [
                 c
@@ -178,13 +203,13 @@ class NoToolErrors(ProhibitionScorer):
             explanation = f"none of {len(calls)} tool call(s) failed"
         if paused and not mastra:
             explanation += f"; paused (not counted as errors): {names(paused)}"
-        details: dict[str, object] = {
+        details: dict[str, Any] = {
             "error_count": len(failed),
             "total_calls": len(calls),
-            "errored": [c.name for c in errored],
-            "paused": [c.name for c in paused],
+            "errored": list(map(_NAME, errored)),
+            "paused": list(map(_NAME, paused)),
         }
-        return _outcome(not failed, explanation, details)
+        return not failed, explanation, details
 
 
 class OutputIncludes(ScorerBase):
@@ -214,4 +239,5 @@ class OutputIncludes(ScorerBase):
             needle, hay = fold(needle), fold(hay)
         found = needle in hay
         verb = "contains" if found else "does not contain"
-        return _outcome(found, f"the final output {verb} {self.text!r}", details)
+        explanation = f"the final output {verb} {self.text!r}"
+        return Outcome(1.0 if found else 0.0, explanation, None, details)
