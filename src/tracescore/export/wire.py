@@ -122,7 +122,12 @@ def string_field(tag: bytes, key: str, value: str) -> bytes:
     """
     if len(value) > _MEMO_CHARS:
         data = value.encode()
-        return string_head(tag, key, len(data)) + data
+        # Its framing depends on the length alone, and lengths repeat (explanations listing
+        # calls): memoized per length.
+        head = _HEADS.get((tag, key, len(data)))
+        if head is None:
+            head = _remember(_HEADS, (tag, key, len(data)), string_head(tag, key, len(data)))
+        return head + data
     return _memoized(tag, key, value)
 
 
@@ -170,6 +175,7 @@ _MEMO_CHARS = 100
 _KEYS: dict[str, bytes] = {}
 _FIELDS: dict[tuple[bytes, str, str | bool], bytes] = {}
 _DOUBLES: dict[tuple[bytes, str], bytes] = {}
+_HEADS: dict[tuple[bytes, str, int], bytes] = {}
 _MEMO_LIMIT = 4096
 
 _K = TypeVar("_K")
