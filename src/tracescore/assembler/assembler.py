@@ -94,7 +94,9 @@ class Assembler:
         self._scoring = scoring
         self._clock = clock
         # Without scenarios only ids are read: no attribute is worth decoding.
-        self._reader = SpanReader(hooks.keep_key if scoring else _keep_nothing)
+        self._reader = SpanReader(
+            hooks.keep_key if scoring else _keep_nothing, hooks.agent_candidates
+        )
         self._traces: dict[bytes, _Trace] = {}  # insertion order = order of first span
         self._anchored: collections.OrderedDict[bytes, _Trace] = collections.OrderedDict()
         self._scored: collections.OrderedDict[bytes, None] = collections.OrderedDict()
@@ -152,7 +154,7 @@ class Assembler:
         except Exception as exc:  # the full parse accepted it, so this is unusual input
             raise InputError(f"unreadable OTLP request: {exc}") from exc
         agent_name, wants, hold = self._hooks.agent_name, self._hooks.wants, self._forwarding
-        for i, j, k, tid, sid, size, record in scanned:
+        for i, j, k, tid, sid, size, record, candidate in scanned:
             if len(tid) != 16 or len(sid) != 8 or tid == _ZERO16 or sid == _ZERO8:
                 self._reject(result, (i, j, k), tid, sid, record.name, remove)
                 continue
@@ -175,6 +177,8 @@ class Assembler:
             touched[tid] = trace
             if record.parent_span_id is None:
                 trace.anchored = True
+            if not candidate:  # the scanner's cheap test: it cannot be an agent span
+                continue
             agent = agent_name(record)
             if agent is None:
                 continue

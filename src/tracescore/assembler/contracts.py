@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
 from tracescore.model.span import AttrValue, SpanRecord
+from tracescore.otlp.scan import CandidateRule
 
 __all__ = [
     "Annotations",
@@ -97,6 +98,9 @@ class AssemblerHooks:
     """False when the export queue is full (receivers then push back)."""
     annotate: Callable[[bytes, Mapping[str, AttrValue]], bytes]
     """A held span's bytes with score attributes added, before it is forwarded."""
+    agent_candidates: CandidateRule | None = None
+    """Spans `agent_name` can say yes to (a superset, tested by the scanner): the others are
+    never asked. None asks of every span."""
 
 
 @dataclass(slots=True)

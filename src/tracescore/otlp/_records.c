@@ -71,7 +71,30 @@ static PyObject *shared(PyObject *cache, PyObject *value) {
     return kept;
 }
 
-/* One Span message to (i, j, k, trace_id, span_id, size, record) (new reference), or NULL. */
+/* Whether a span may be an agent span by the caller's rule (attribute, value, name prefix,
+ * keys): its attribute equals value, or its name starts with the prefix, or it carries any of
+ * the keys. 1, 0, or -1 with an exception set. No rule: every span is a candidate. */
+static int is_candidate(PyObject *rule, PyObject *attrs, PyObject *name) {
+    if (rule == NULL) return 1;
+    PyObject *value = PyDict_GetItemWithError(attrs, PyTuple_GET_ITEM(rule, 0));
+    if (value != NULL) {
+        int equal = PyObject_RichCompareBool(value, PyTuple_GET_ITEM(rule, 1), Py_EQ);
+        if (equal) return equal;
+    } else if (PyErr_Occurred()) {
+        return -1;
+    }
+    Py_ssize_t prefixed = PyUnicode_Tailmatch(name, PyTuple_GET_ITEM(rule, 2), 0, PY_SSIZE_T_MAX, -1);
+    if (prefixed) return (int)prefixed;
+    PyObject *keys = PyTuple_GET_ITEM(rule, 3);
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(keys); n++) {
+        int carried = PyDict_Contains(attrs, PyTuple_GET_ITEM(keys, n));
+        if (carried) return carried;
+    }
+    return 0;
+}
+
+/* One Span message to (i, j, k, trace_id, span_id, size, record, candidate) (new reference),
+ * or NULL; candidate is is_candidate() of the record. */
 PyObject *tracescore_span_record(Ctx *ctx, Shared *sh, const uint8_t *data, Py_ssize_t len,
                                  Py_ssize_t i, Py_ssize_t j, Py_ssize_t k, PyObject *resource,
                                  PyObject *scope) {
@@ -131,11 +154,13 @@ PyObject *tracescore_span_record(Ctx *ctx, Shared *sh, const uint8_t *data, Py_s
     }
     for (int n = 0; n < R_FIELDS; n++) /* the slots take the references */
         *(PyObject **)((char *)record + record_offsets[n]) = values[n];
-    PyObject *items[7] = {
+    int candidate = is_candidate(sh->rule, values[R_ATTRIBUTES], values[R_NAME]);
+    PyObject *items[8] = {
         PyLong_FromSsize_t(i), PyLong_FromSsize_t(j), PyLong_FromSsize_t(k), trace, sid,
         PyLong_FromSsize_t(s.size), record,
+        candidate < 0 ? NULL : Py_NewRef(candidate ? Py_True : Py_False),
     };
-    return tuple_of(items, 7);
+    return tuple_of(items, 8);
 }
 
 int tracescore_records_bound(void) { return record_type != NULL; }

@@ -15,8 +15,11 @@
  *   classify(raw_key) on a miss (bounded by the caller's dict size check below).
  * decode_value(raw AnyValue bytes): values other than string, int, double, bool, bytes.
  * slow_kv(raw KeyValue bytes) -> (kept key or None, value): KeyValues in unusual shapes.
- * scan_records(same arguments..., names, resources, resource_fn) -> list of tuples
- *   (rs, ss, span indices, trace_id, span_id, attribute_bytes, SpanRecord): the records are
+ * scan_records(same arguments..., names, resources, resource_fn[, rule]) -> list of tuples
+ *   (rs, ss, span indices, trace_id, span_id, attribute_bytes, SpanRecord, candidate): the
+ *   candidate flag says whether the span may be an agent span by `rule` (attribute, value,
+ *   name prefix, keys; see is_candidate in _records.c), True for every span without one,
+ *   so the caller asks its slower question only of candidates. The records are
  *   allocated here and their slots filled directly (building one in Python, through the
  *   dataclass __init__, cost about as much as scanning its span). names: span name -> shared
  *   str; resources: raw resource bytes -> decoded dict, filled by resource_fn on a miss.
@@ -364,17 +367,34 @@ static PyObject *scan_spans(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* An agent-candidate rule as is_candidate (_records.c) reads it. */
+static int valid_rule(PyObject *rule) {
+    if (!PyTuple_Check(rule) || PyTuple_GET_SIZE(rule) != 4) return 0;
+    PyObject *keys = PyTuple_GET_ITEM(rule, 3);
+    if (!PyUnicode_Check(PyTuple_GET_ITEM(rule, 0)) || !PyUnicode_Check(PyTuple_GET_ITEM(rule, 2)) ||
+        !PyTuple_Check(keys))
+        return 0;
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(keys); n++)
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(keys, n))) return 0;
+    return 1;
+}
+
 static PyObject *scan_records(PyObject *self, PyObject *args) {
     Py_buffer body;
     Ctx ctx;
     Records records;
-    if (!PyArg_ParseTuple(args, "y*O!OOOnO!O!O", &body, &PyDict_Type, &ctx.keys, &ctx.classify,
-                          &ctx.decode_value, &ctx.slow_kv, &ctx.overhead, &PyDict_Type,
-                          &records.shared.names, &PyDict_Type, &records.resources,
-                          &records.resource_fn))
+    PyObject *rule = Py_None;
+    if (!PyArg_ParseTuple(args, "y*O!OOOnO!O!O|O", &body, &PyDict_Type, &ctx.keys,
+                          &ctx.classify, &ctx.decode_value, &ctx.slow_kv, &ctx.overhead,
+                          &PyDict_Type, &records.shared.names, &PyDict_Type, &records.resources,
+                          &records.resource_fn, &rule))
         return NULL;
+    records.shared.rule = rule == Py_None ? NULL : rule;
     PyObject *out = NULL;
-    if (!tracescore_records_bound()) {
+    if (rule != Py_None && !valid_rule(rule)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "scan_records: rule must be (str, object, str, tuple of str) or None");
+    } else if (!tracescore_records_bound()) {
         PyErr_SetString(PyExc_RuntimeError, "scan_records before bind()");
     } else if ((records.shared.trace_ids = PyDict_New()) != NULL) {
         out = walk(&ctx, &body, &records);
@@ -388,7 +408,8 @@ static PyMethodDef methods[] = {
     {"scan_spans", scan_spans, METH_VARARGS,
      "The spans of an OTLP trace request as tuples, decoding only kept attribute keys."},
     {"scan_records", scan_records, METH_VARARGS,
-     "The spans of an OTLP trace request as (i, j, k, trace_id, span_id, size, SpanRecord)."},
+     "The spans of an OTLP trace request as (i, j, k, trace_id, span_id, size, SpanRecord, "
+     "candidate)."},
     {"cut_spans", tracescore_cut_spans, METH_VARARGS,
      "cut_spans(body, {rs: {ss: {span indices}}}) -> (the rest of body, {(rs, ss, span): "
      "(resource header, scope header, span bytes)})."},

@@ -148,6 +148,7 @@ typedef struct {
 typedef struct {
     PyObject *names;     /* span name -> the one str object kept for it */
     PyObject *trace_ids; /* trace id bytes -> its hex str, for this call */
+    PyObject *rule;      /* agent candidates: (attribute, value, name prefix, keys), or NULL */
 } Shared;
 
 /* _scan.c */

@@ -46,7 +46,7 @@ def decode_proto_request(
         spans = reader.records(body)
     except Exception as exc:  # the full parse accepted it: the scanner cannot read it
         raise InputError(f"{source}: unreadable OTLP request: {exc}") from exc
-    for _, _, _, trace_id, span_id, _, record in spans:
+    for _, _, _, trace_id, span_id, _, record, _ in spans:
         if len(trace_id) != 16 or trace_id == _ZERO16:
             result.reject(f"{source}: span {record.name!r}: invalid trace_id")
             continue

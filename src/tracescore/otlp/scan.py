@@ -30,6 +30,7 @@ from tracescore.otlp.wire import read_varint
 __all__ = [
     "ATTRIBUTE_OVERHEAD",
     "NATIVE",
+    "CandidateRule",
     "ScannedRecord",
     "ScannedSpan",
     "SpanReader",
@@ -54,8 +55,9 @@ ScannedSpan: TypeAlias = tuple[
     int, int, int, bytes, bytes, bytes, str, int, int, int, int, str,
     dict[str, AttrValue], int, tuple[bytes, ...], bytes, str,
 ]  # fmt: skip
-# (rs, ss, span indices, trace_id, span_id, bytes the record holds, the record)
-ScannedRecord: TypeAlias = tuple[int, int, int, bytes, bytes, int, SpanRecord]
+# (rs, ss, span indices, trace_id, span_id, bytes the record holds, the record, whether it
+#  may be an agent span by the reader's CandidateRule)
+ScannedRecord: TypeAlias = tuple[int, int, int, bytes, bytes, int, SpanRecord, bool]
 Classify: TypeAlias = Callable[[bytes], str | None]
 SlowKeyValue: TypeAlias = Callable[[bytes], tuple[str | None, AttrValue, int]]
 
@@ -93,15 +95,50 @@ def value_size(value: AttrValue, encoded: int) -> int:
     return encoded
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class CandidateRule:
+    """Spans that may be agent spans, told apart while scanning: the assembler asks its slower
+    question (`AssemblerHooks.agent_name`) only of these.
+
+    A span is a candidate when attribute `attribute` equals `value`, or its name starts with
+    `name_prefix`, or it carries any of `keys`.
+    """
+
+    attribute: str
+    value: str
+    name_prefix: str
+    keys: tuple[str, ...]
+
+    def matches(self, record: SpanRecord) -> bool:
+        """Whether `record` is a candidate (the twin of the native test)."""
+        attrs = record.attributes
+        return (
+            attrs.get(self.attribute, _MISS) == self.value
+            or record.name.startswith(self.name_prefix)
+            or any(key in attrs for key in self.keys)
+        )
+
+
 class SpanReader:
     """Scans requests and turns scanned spans into SpanRecords; one per decoding context.
 
     `keep_key` decides which span attribute keys are decoded (None keeps all); the decision is
-    memoized per raw key, and resources and span names are shared across requests.
+    memoized per raw key, and resources and span names are shared across requests. `candidates`
+    flags the records that may be agent spans (without it, every record is flagged).
     """
 
-    def __init__(self, keep_key: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self,
+        keep_key: Callable[[str], bool] | None = None,
+        candidates: CandidateRule | None = None,
+    ) -> None:
         self._keep_key = keep_key
+        self._candidates = candidates
+        self._rule = (
+            None
+            if candidates is None
+            else (candidates.attribute, candidates.value, candidates.name_prefix, candidates.keys)
+        )
         self._keys: dict[bytes, str | None] = {}
         self._resources: dict[bytes, dict[str, AttrValue]] = {}
         self._names: dict[str, str] = {}
@@ -140,7 +177,7 @@ class SpanReader:
             return self.records_from(self.scan(body))
         out = _scan_records(
             body, self._keys, self._classify, _decode_value_bytes, self._slow_kv,
-            ATTRIBUTE_OVERHEAD, self._names, self._resources, self.resource,
+            ATTRIBUTE_OVERHEAD, self._names, self._resources, self.resource, self._rule,
         )  # fmt: skip
         if len(self._names) > _NAME_CACHE_LIMIT:
             self._names.clear()
@@ -150,13 +187,15 @@ class SpanReader:
         """`records` made in Python from scanned tuples (the twin of the native path)."""
         hex_ids: dict[bytes, str] = {}
         out: list[ScannedRecord] = []
+        rule = self._candidates
         for span in scanned:
             trace_id = span[3]
             hex_id = hex_ids.get(trace_id)
             if hex_id is None:
                 hex_id = hex_ids[trace_id] = trace_id.hex()
             record = self.record(span, hex_id)
-            out.append((span[0], span[1], span[2], trace_id, span[4], span[13], record))
+            candidate = rule is None or rule.matches(record)
+            out.append((span[0], span[1], span[2], trace_id, span[4], span[13], record, candidate))
         return out
 
     def resource(self, raw: bytes) -> dict[str, AttrValue]:

@@ -22,6 +22,7 @@ from tracescore.export.metrics import Telemetry
 from tracescore.export.spans import fanout_request
 from tracescore.model.span import AttrValue, SpanRecord
 from tracescore.model.trajectory import Trajectory
+from tracescore.otlp.scan import CandidateRule
 from tracescore.scenarios import RunResult, evaluate_run, is_sampled, matches
 from tracescore.trajectory import BuildOptions, build_trajectories, needed_attribute
 
@@ -29,7 +30,7 @@ from tracescore.trajectory import BuildOptions, build_trajectories, needed_attri
 # truth for "is this an agent span, and what is it called".
 from tracescore.trajectory._classify import classify
 
-__all__ = ["RunScorer", "agent_name", "key_filter", "may_match"]
+__all__ = ["AGENT_CANDIDATES", "RunScorer", "agent_name", "key_filter", "may_match"]
 
 log = logging.getLogger(__name__)
 
@@ -37,26 +38,26 @@ _OPTIONS = BuildOptions()
 _AGENT_MEMO_LIMIT = 4096
 
 
-# Keys whose presence makes a span an agent candidate in some convention (their values are
-# checked by the builder's reader); GenAI agent spans are told by their operation or name.
-_AGENT_MARKERS = frozenset(
-    {
-        semconv.OI_SPAN_KIND,
-        semconv.TRACELOOP_SPAN_KIND,
+# Spans that may be agent spans: GenAI agent spans are told by their operation or name, other
+# conventions' by keys whose presence makes a span a candidate (their values are checked by the
+# builder's reader). Tested on every span, natively by the scanner (the assembler then asks
+# `agent_name` only of candidates), so it must stay a cheap superset of agent spans.
+AGENT_CANDIDATES = CandidateRule(
+    semconv.GEN_AI_OPERATION_NAME,
+    semconv.OP_INVOKE_AGENT,
+    semconv.OP_INVOKE_AGENT,
+    (
         semconv.MASTRA_SPAN_TYPE,
+        semconv.OI_SPAN_KIND,
         semconv.PYDANTIC_AI_AGENT_NAME,
-    }
+        semconv.TRACELOOP_SPAN_KIND,
+    ),
 )
 
 
 def agent_name(record: SpanRecord) -> str | None:
     """The agent name of an agent span ("" when unnamed); None for any other span."""
-    attrs = record.attributes
-    if (
-        attrs.get(semconv.GEN_AI_OPERATION_NAME) != semconv.OP_INVOKE_AGENT
-        and not record.name.startswith(semconv.OP_INVOKE_AGENT)
-        and _AGENT_MARKERS.isdisjoint(attrs)
-    ):
+    if not AGENT_CANDIDATES.matches(record):
         return None
     view = classify(record, _OPTIONS)
     if view is None or view.role != "agent":

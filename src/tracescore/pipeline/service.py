@@ -24,7 +24,13 @@ from tracescore.export.metrics import Telemetry
 from tracescore.export.otlp import OtlpExporter
 from tracescore.export.spans import annotate_span_bytes
 from tracescore.pipeline.preflight import ServeSecrets
-from tracescore.pipeline.scoring import RunScorer, agent_name, key_filter, may_match
+from tracescore.pipeline.scoring import (
+    AGENT_CANDIDATES,
+    RunScorer,
+    agent_name,
+    key_filter,
+    may_match,
+)
 from tracescore.receiver import GrpcReceiver, HttpReceiver
 
 if TYPE_CHECKING:
@@ -95,6 +101,7 @@ class Pipeline:
             forward=lambda body, n: exporter.submit_traces(body, n),
             downstream_ready=exporter.has_capacity,
             annotate=annotate_span_bytes,
+            agent_candidates=AGENT_CANDIDATES,
         )
         self.assembler = Assembler(
             config.assembly,

@@ -1,0 +1,146 @@
+"""Agent candidates flagged while scanning: the native flag, its Python twin and agent_name agree.
+
+The assembler asks `agent_name` (which classifies the span) only of spans the scanner flags, so
+a flag missing on a real agent span would leave its run unanchored and its span unheld.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from support.otlp_proto import request_from_otlp_json
+from tracescore import semconv
+from tracescore.otlp import scan
+from tracescore.otlp.scan import CandidateRule, SpanReader, python_scan_spans
+from tracescore.pipeline.scoring import AGENT_CANDIDATES, agent_name
+
+TESTDATA = Path(__file__).parents[1] / "testdata"
+FIXTURES = sorted(
+    path
+    for root, pattern in (
+        (TESTDATA, "frameworks/*.otlp.json"),
+        (TESTDATA, "traces/*/input.otlp.json"),
+        (TESTDATA, "regressions/*.otlp.json"),
+    )
+    for path in root.glob(pattern)
+)
+RULE = CandidateRule("op", "agent", "invoke", ("marker.a", "marker.b"))
+
+
+def _bodies(path: Path) -> list[bytes]:
+    text = path.read_text()
+    try:
+        documents = [json.loads(text)]
+    except json.JSONDecodeError:  # JSON Lines
+        documents = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [request_from_otlp_json(d).SerializeToString() for d in documents]
+
+
+def _python_records(body: bytes, rule: CandidateRule | None) -> list[Any]:
+    reader = SpanReader(None, rule)
+    scanned = python_scan_spans(
+        body,
+        reader._keys,
+        reader._classify,
+        scan._decode_value_bytes,
+        reader._slow_kv,
+        scan.ATTRIBUTE_OVERHEAD,
+    )
+    return reader.records_from(list(scanned))
+
+
+def _request(*spans: Span) -> bytes:
+    request = ExportTraceServiceRequest()
+    request.resource_spans.add().scope_spans.add().spans.extend(spans)
+    return request.SerializeToString()
+
+
+def _span(name: str, **attributes: Any) -> Span:
+    span = Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name=name)
+    for key, value in attributes.items():
+        kv = span.attributes.add(key=key)
+        if isinstance(value, bool):
+            kv.value.bool_value = value
+        elif isinstance(value, int):
+            kv.value.int_value = value
+        else:
+            kv.value.string_value = value
+    return span
+
+
+def test_fixtures_were_found() -> None:
+    assert len(FIXTURES) > 10
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_agent_span_is_a_candidate_and_native_agrees_with_python(path: Path) -> None:
+    for body in _bodies(path):
+        native = SpanReader(None, AGENT_CANDIDATES).records(body)
+        assert native == _python_records(body, AGENT_CANDIDATES)
+        for *_, record, candidate in native:
+            assert candidate is AGENT_CANDIDATES.matches(record)
+            if agent_name(record) is not None:
+                assert candidate, record.name
+
+
+def test_the_rule_flags_by_value_by_name_prefix_and_by_key() -> None:
+    spans = [
+        _span("x", op="agent"),  # by value
+        _span("invoke something"),  # by name prefix
+        _span("x", **{"marker.b": 1}),  # by key, whatever its value
+        _span("x", op="agentx"),  # another value
+        _span("x", op=1),  # another type
+        _span("x invoke", other="agent"),  # the prefix elsewhere, the value on another key
+        _span("x"),
+    ]
+    body = _request(*spans)
+    flags = [item[7] for item in SpanReader(None, RULE).records(body)]
+    assert flags == [True, True, True, False, False, False, False]
+    assert [item[7] for item in _python_records(body, RULE)] == flags
+
+
+def test_without_a_rule_every_span_is_a_candidate() -> None:
+    body = _request(_span("x"), _span("y", op="z"))
+    assert [item[7] for item in SpanReader().records(body)] == [True, True]
+    assert [item[7] for item in _python_records(body, None)] == [True, True]
+
+
+@pytest.mark.skipif(not scan.NATIVE, reason="the C extension was not built")
+@pytest.mark.parametrize(
+    "rule", [("op",), ("op", "v", 3, ()), (1, "v", "p", ()), ("op", "v", "p", ("k", 2)), []]
+)
+def test_the_native_scanner_refuses_a_malformed_rule(rule: Any) -> None:
+    reader = SpanReader()
+    reader._rule = rule
+    with pytest.raises(TypeError, match="rule must be"):
+        reader.records(_request(_span("x")))
+
+
+_KEYS = st.sampled_from(["op", "marker.a", "marker.b", "other", semconv.GEN_AI_OPERATION_NAME])
+_VALUES = st.one_of(
+    st.sampled_from(["agent", "agen", "agent ", ""]),
+    st.integers(-(2**63), 2**63 - 1),
+    st.booleans(),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    names=st.lists(st.sampled_from(["invoke", "invoke x", "invok", "", "x invoke"]), min_size=1),
+    attributes=st.lists(st.dictionaries(_KEYS, _VALUES, max_size=3), min_size=1),
+)
+def test_native_and_python_flags_agree_on_generated_spans(
+    names: list[str], attributes: list[dict[str, Any]]
+) -> None:
+    spans = [_span(n, **a) for n, a in zip(names, attributes, strict=False)]
+    body = _request(*spans)
+    native = SpanReader(None, RULE).records(body)
+    assert native == _python_records(body, RULE)
