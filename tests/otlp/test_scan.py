@@ -7,7 +7,6 @@ but CI has one, so a missing build is a failure here, not a silent skip.
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from support.otlp_proto import request_from_otlp_json
+from support.otlp_proto import request_bodies, request_of
 from tracescore.model.span import SpanEvent, SpanRecord, StatusCode
 from tracescore.otlp import scan
 from tracescore.otlp.scan import SpanReader, decode_any_value, python_scan_spans
@@ -35,15 +34,6 @@ FIXTURES = sorted(
 native_scan_spans: Any = None
 if scan.NATIVE:
     from tracescore.otlp._scan import scan_spans as native_scan_spans  # type: ignore[import-not-found]
-
-
-def _bodies(path: Path) -> list[bytes]:
-    text = path.read_text()
-    try:
-        documents = [json.loads(text)]
-    except json.JSONDecodeError:  # JSON Lines
-        documents = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return [request_from_otlp_json(d).SerializeToString() for d in documents]
 
 
 def _scan_with(scanner: Any, body: bytes, keep: Any = None) -> list[Any]:
@@ -67,8 +57,7 @@ def _both(body: bytes, keep: Any = None) -> tuple[list[Any], list[Any]]:
 
 def _python_records(body: bytes, keep: Any = None) -> list[Any]:
     """What the pure-Python path makes of body: scanned tuples turned into records."""
-    reader = SpanReader(keep)
-    return reader.records_from(_scan_with(python_scan_spans, body, keep))
+    return SpanReader(keep).python_records(body)
 
 
 def _upb_view(body: bytes) -> list[tuple[Any, ...]]:
@@ -113,7 +102,7 @@ def test_there_are_fixtures() -> None:
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_both_scanners_read_every_fixture_as_upb_does(path: Path) -> None:
-    for body in _bodies(path):
+    for body in request_bodies(path):
         native, python = _both(body)
         assert native == python
         assert _without_sizes(native) == _upb_view(body)
@@ -121,7 +110,7 @@ def test_both_scanners_read_every_fixture_as_upb_does(path: Path) -> None:
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_a_key_filter_keeps_only_its_keys(path: Path) -> None:
-    for body in _bodies(path):
+    for body in request_bodies(path):
         native, python = _both(body, needed_attribute)
         assert native == python
         for span, full in zip(native, _upb_view(body), strict=True):
@@ -131,7 +120,7 @@ def test_a_key_filter_keeps_only_its_keys(path: Path) -> None:
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 @pytest.mark.parametrize("keep", [None, needed_attribute], ids=["all-keys", "needed-keys"])
 def test_native_records_equal_the_records_python_builds(path: Path, keep: Any) -> None:
-    for body in _bodies(path):
+    for body in request_bodies(path):
         native = SpanReader(keep).records(body)
         assert native == _python_records(body, keep)
         for (*_, record, _), span in zip(native, _upb_view(body), strict=True):
@@ -149,7 +138,7 @@ def test_records_share_names_and_resources_and_map_unknown_status_codes_to_unset
     spans[1].status.message = "odd"
     event = spans[2].events.add(name="exception", time_unix_nano=7)
     event.attributes.add(key="exception.type").value.string_value = "ValueError"
-    body = _request(*spans)
+    body = request_of(*spans)
     reader = SpanReader()
     first, second = reader.records(body), reader.records(body)
     assert first == _python_records(body) == second
@@ -208,12 +197,6 @@ def _kv(key: str, value: AnyValue | None = None) -> KeyValue:
     return kv
 
 
-def _request(*spans: Span) -> bytes:
-    request = ExportTraceServiceRequest()
-    request.resource_spans.add().scope_spans.add().spans.extend(spans)
-    return request.SerializeToString()
-
-
 def test_values_of_every_kind_and_unusual_encodings_decode_like_upb() -> None:
     nested = AnyValue()
     nested.array_value.values.add().string_value = "a"
@@ -237,7 +220,7 @@ def test_values_of_every_kind_and_unusual_encodings_decode_like_upb() -> None:
             _kv("k" * 200, AnyValue(string_value="long key")),
         ]
     )
-    body = _request(span)
+    body = request_of(span)
     # Hand-made oddities: value before key, a repeated value (the last one wins, as in upb),
     # and an unknown field inside a KeyValue.
     odd = [
@@ -247,7 +230,7 @@ def test_values_of_every_kind_and_unusual_encodings_decode_like_upb() -> None:
     ]
     extra = b"".join(b"\x4a" + bytes([len(kv)]) + kv for kv in odd)
     span_bytes = span.SerializeToString() + extra
-    body = _request(Span.FromString(span_bytes))
+    body = request_of(Span.FromString(span_bytes))
     native, python = _both(body)
     assert native == python
     assert _without_sizes(native) == _upb_view(body)
@@ -290,14 +273,14 @@ def test_resource_and_scope_may_follow_their_spans_on_the_wire() -> None:
 
 
 def test_malformed_input_raises_value_error_in_both() -> None:
-    good = _request(Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="s"))
+    good = request_of(Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="s"))
     for bad in (good[:-3], b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", b"\x0a\x05ab"):
         for scanner in (native_scan_spans, python_scan_spans):
             with pytest.raises(Exception):  # noqa: B017, PT011 - ValueError or upb's DecodeError
                 _scan_with(scanner, bad)
 
 
-_SAMPLE = _bodies(TESTDATA / "frameworks" / "pydantic_ai-subagent.otlp.json")[0]
+_SAMPLE = request_bodies(TESTDATA / "frameworks" / "pydantic_ai-subagent.otlp.json")[0]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -6,20 +6,18 @@ a flag missing on a real agent span would leave its run unanchored and its span 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from support.otlp_proto import request_from_otlp_json
+from support.otlp_proto import request_bodies, request_of
 from tracescore import semconv
 from tracescore.otlp import scan
-from tracescore.otlp.scan import CandidateRule, SpanReader, python_scan_spans
+from tracescore.otlp.scan import CandidateRule, SpanReader
 from tracescore.pipeline.scoring import AGENT_CANDIDATES, agent_name
 
 TESTDATA = Path(__file__).parents[1] / "testdata"
@@ -35,32 +33,8 @@ FIXTURES = sorted(
 RULE = CandidateRule("op", "agent", "invoke", ("marker.a", "marker.b"))
 
 
-def _bodies(path: Path) -> list[bytes]:
-    text = path.read_text()
-    try:
-        documents = [json.loads(text)]
-    except json.JSONDecodeError:  # JSON Lines
-        documents = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return [request_from_otlp_json(d).SerializeToString() for d in documents]
-
-
 def _python_records(body: bytes, rule: CandidateRule | None) -> list[Any]:
-    reader = SpanReader(None, rule)
-    scanned = python_scan_spans(
-        body,
-        reader._keys,
-        reader._classify,
-        scan._decode_value_bytes,
-        reader._slow_kv,
-        scan.ATTRIBUTE_OVERHEAD,
-    )
-    return reader.records_from(list(scanned))
-
-
-def _request(*spans: Span) -> bytes:
-    request = ExportTraceServiceRequest()
-    request.resource_spans.add().scope_spans.add().spans.extend(spans)
-    return request.SerializeToString()
+    return SpanReader(None, rule).python_records(body)
 
 
 def _span(name: str, **attributes: Any) -> Span:
@@ -82,7 +56,7 @@ def test_fixtures_were_found() -> None:
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_agent_span_is_a_candidate_and_native_agrees_with_python(path: Path) -> None:
-    for body in _bodies(path):
+    for body in request_bodies(path):
         native = SpanReader(None, AGENT_CANDIDATES).records(body)
         assert native == _python_records(body, AGENT_CANDIDATES)
         for *_, record, candidate in native:
@@ -101,14 +75,14 @@ def test_the_rule_flags_by_value_by_name_prefix_and_by_key() -> None:
         _span("x invoke", other="agent"),  # the prefix elsewhere, the value on another key
         _span("x"),
     ]
-    body = _request(*spans)
+    body = request_of(*spans)
     flags = [item[7] for item in SpanReader(None, RULE).records(body)]
     assert flags == [True, True, True, False, False, False, False]
     assert [item[7] for item in _python_records(body, RULE)] == flags
 
 
 def test_without_a_rule_every_span_is_a_candidate() -> None:
-    body = _request(_span("x"), _span("y", op="z"))
+    body = request_of(_span("x"), _span("y", op="z"))
     assert [item[7] for item in SpanReader().records(body)] == [True, True]
     assert [item[7] for item in _python_records(body, None)] == [True, True]
 
@@ -121,7 +95,7 @@ def test_the_native_scanner_refuses_a_malformed_rule(rule: Any) -> None:
     reader = SpanReader()
     reader._rule = rule
     with pytest.raises(TypeError, match="rule must be"):
-        reader.records(_request(_span("x")))
+        reader.records(request_of(_span("x")))
 
 
 _KEYS = st.sampled_from(["op", "marker.a", "marker.b", "other", semconv.GEN_AI_OPERATION_NAME])
@@ -141,6 +115,6 @@ def test_native_and_python_flags_agree_on_generated_spans(
     names: list[str], attributes: list[dict[str, Any]]
 ) -> None:
     spans = [_span(n, **a) for n, a in zip(names, attributes, strict=False)]
-    body = _request(*spans)
+    body = request_of(*spans)
     native = SpanReader(None, RULE).records(body)
     assert native == _python_records(body, RULE)

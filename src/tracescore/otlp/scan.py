@@ -183,6 +183,14 @@ class SpanReader:
             self._names.clear()
         return out
 
+    def python_records(self, body: bytes) -> list[ScannedRecord]:
+        """`records` made by the pure-Python scanner and builder: the native path's twin."""
+        scanned = python_scan_spans(
+            body, self._keys, self._classify, _decode_value_bytes, self._slow_kv,
+            ATTRIBUTE_OVERHEAD,
+        )  # fmt: skip
+        return self.records_from(list(scanned))
+
     def records_from(self, scanned: list[ScannedSpan]) -> list[ScannedRecord]:
         """`records` made in Python from scanned tuples (the twin of the native path)."""
         hex_ids: dict[bytes, str] = {}
