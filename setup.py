@@ -10,7 +10,7 @@ setup(
     ext_modules=[
         Extension(
             "tracescore.otlp._scan",
-            [f"src/tracescore/otlp/{name}.c" for name in ("_scan", "_records", "_cut")],
+            [f"src/tracescore/otlp/{name}.c" for name in ("_scan", "_records", "_cut", "_genai")],
             depends=["src/tracescore/otlp/_scan.h"],
             optional=True,
             # Hidden: only PyInit__scan is exported, so no name here can shadow a libc one.

@@ -26,6 +26,7 @@
  * bind(SpanRecord, its field names, (UNSET, OK, ERROR), event_fn): once, before scan_records;
  *   refuses a class whose fields are not exactly the slots filled here.
  * cut_spans(body, {rs: {ss: {span indices}}}) -> (the rest of body, held spans): _cut.c.
+ * bind_genai, read_plain_genai: the trajectory builder's plain GenAI span reader, _genai.c.
  * Raises ValueError on malformed input (callers parsed the request with upb first).
  * Records live in _records.c, the cut in _cut.c, what they share in _scan.h.
  */
@@ -415,6 +416,11 @@ static PyMethodDef methods[] = {
      "(resource header, scope header, span bytes)})."},
     {"bind", tracescore_bind, METH_VARARGS,
      "bind(record class, its field names, (UNSET, OK, ERROR), event function): once."},
+    {"bind_genai", tracescore_bind_genai, METH_VARARGS,
+     "bind_genai(SpanRecord, SpanView, ...): once, before read_plain_genai (_genai.c)."},
+    {"read_plain_genai", (PyCFunction)(void (*)(void))tracescore_read_plain_genai,
+     METH_FASTCALL,
+     "read_plain_genai(span, max_value_chars) -> SpanView, or the bound FALLBACK (_genai.c)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -161,5 +161,8 @@ PyObject *tracescore_span_record(Ctx *ctx, Shared *sh, const uint8_t *data, Py_s
                                  PyObject *scope);
 /* _cut.c */
 PyObject *tracescore_cut_spans(PyObject *self, PyObject *args);
+/* _genai.c */
+PyObject *tracescore_bind_genai(PyObject *self, PyObject *args);
+PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.trajectory._genai import GENAI
+from tracescore.trajectory._genai_native import FALLBACK, bind
 from tracescore.trajectory._mastra import MASTRA
 from tracescore.trajectory._openinference import OPENINFERENCE
 from tracescore.trajectory._options import BuildOptions
@@ -72,6 +73,12 @@ def attribute_filter(extra_keys: Iterable[str] = ()) -> Callable[[str], bool]:
 
 def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None:
     """The merged view of `span`, or None when no convention recognises it."""
+    # Plain GenAI tool and chat spans, most spans, are read natively when the extension is
+    # built; it declines (FALLBACK) every other span, which is read below as before.
+    if _read_plain_genai is not None:
+        view = _read_plain_genai(span, options.max_value_chars)
+        if view is not FALLBACK:
+            return view
     attrs = span.attributes
     name = span.name
     # Most spans carry no marker of another convention: then only GenAI may read them.
@@ -142,6 +149,10 @@ _OTHER_MARKERS = _PYDANTIC_AI_MARKERS | {
     semconv.TRACELOOP_SPAN_KIND,
     semconv.LLM_REQUEST_TYPE,
 }
+
+
+# A module variable, read on every call, so tests can disable or count the native reader.
+_read_plain_genai = bind(_OTHER_MARKERS)
 
 
 def _marked(span: SpanRecord) -> tuple[Convention, ...]:

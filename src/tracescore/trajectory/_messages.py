@@ -17,6 +17,7 @@ from tracescore.trajectory._values import as_text, clean_id, clean_text, parse_j
 from tracescore.trajectory._views import MISSING, Response, ToolRequest
 
 __all__ = [
+    "ERROR_RESULT_NEEDLES",
     "first_user_text",
     "input_text",
     "last_assistant_text",
@@ -111,13 +112,14 @@ def make_response(payload: object) -> Response:
 
 # Without a backslash, JSON spells every key and string literally, so a result that
 # `response_flags` calls failed holds `isError` or an error type, and all of those contain
-# "rror" (tests/trajectory/test_messages.py checks it): two quick searches, not a parse.
-_ERROR_NEEDLES = ("\\", "rror")
+# "rror" (tests/trajectory/test_messages.py checks it): two quick searches, not a parse. The
+# native GenAI reader (_genai_native) searches for the same two.
+ERROR_RESULT_NEEDLES = ("\\", "rror")
 
 
 def may_be_error_result(text: str) -> bool:
     """False when the JSON text `text` cannot parse to a failed (MCP `isError`) result."""
-    return _ERROR_NEEDLES[0] in text or _ERROR_NEEDLES[1] in text
+    return ERROR_RESULT_NEEDLES[0] in text or ERROR_RESULT_NEEDLES[1] in text
 
 
 def response_flags(structured: object) -> tuple[bool, bool]:

@@ -1,0 +1,362 @@
+/* The trajectory builder's reading of plain OTel GenAI `execute_tool` and model (`chat`, ...)
+ * spans, for the simplest and most common shapes only (see trajectory/_genai_native.py).
+ *
+ * Why native: classifying a span in Python cost about 14k instructions, 42% of building a run,
+ * and most production spans are plain GenAI tool and chat spans whose views are a handful of
+ * attribute reads. This builds exactly the SpanView `tracescore.trajectory._genai.read` builds
+ * for them, slots filled directly (as _records.c fills SpanRecords), and answers the FALLBACK
+ * sentinel for anything else (agent spans, errors, non-ASCII or non-text values, messages,
+ * tool definitions, ...), so the caller then runs the Python reader. Tests compare both on
+ * every fixture span, the benchmark's spans and generated attribute dicts.
+ *
+ * bind_genai(SpanRecord, SpanView, SpanView field names, their defaults, keys, model ops,
+ *            execute_tool op, (tool role, model role), convention, (UNSET, OK) statuses,
+ *            Deferred, parse_lenient, error result needles, FALLBACK, other conventions'
+ *            marker keys, pydantic-ai's scope, Vercel's span name prefix): once, first.
+ * read_plain_genai(span, max_value_chars) -> SpanView | FALLBACK: `classify(span)` itself
+ *   when it answers a view (it checks no other convention marks the span, as classify's
+ *   first branch does), else FALLBACK.
+ */
+#include "_scan.h"
+#include <structmember.h>
+
+/* The attribute keys read, in the order bind_genai receives them (semconv names them). */
+enum {
+    K_OPERATION, K_TOOL_NAME, K_CALL_ID, K_ARGUMENTS, K_RESULT, K_ERROR_TYPE,
+    K_INPUT_MESSAGES, K_OUTPUT_MESSAGES, K_TOOL_DEFINITIONS, K_INPUT_TOKENS, K_OUTPUT_TOKENS,
+    K_PROMPT_TOKENS, K_COMPLETION_TOKENS, K_RESPONSE_MODEL, K_REQUEST_MODEL, K_COUNT
+};
+
+/* SpanView's fields, in declaration order (bind_genai checks the class has exactly these). */
+enum {
+    V_ROLE, V_CONVENTION, V_TOOL_NAME, V_CALL_ID, V_ERROR, V_ERROR_TYPE, V_ERROR_MESSAGE,
+    V_MODEL, V_INPUT_TOKENS, V_OUTPUT_TOKENS, V_OUTPUT, V_AGENT_NAME, V_INPUT, V_TOOLS,
+    V_ARGUMENTS, V_RESULT, V_PAUSE_REASON, V_OUTPUT_TOOL, V_REQUESTS, V_RESPONSES,
+    V_OUTPUT_TOOL_NAMES, V_WARNINGS, V_FIELDS
+};
+static const char *view_fields[V_FIELDS] = {
+    "role", "convention", "tool_name", "call_id", "error", "error_type", "error_message",
+    "model", "input_tokens", "output_tokens", "output", "agent_name", "input", "tools",
+    "arguments", "result", "pause_reason", "output_tool", "requests", "responses",
+    "output_tool_names", "warnings",
+};
+
+static struct {
+    PyObject *record_type, *view_type; /* classes */
+    Py_ssize_t attributes, events, status_code, name, scope; /* SpanRecord slot offsets */
+    Py_ssize_t view_offsets[V_FIELDS];
+    PyObject *view_defaults; /* tuple, one value per field (role and convention unused) */
+    PyObject *keys[K_COUNT];
+    PyObject *model_ops; /* tuple of str */
+    PyObject *execute_tool, *tool_role, *model_role, *convention;
+    PyObject *unset, *ok;
+    PyObject *deferred, *parse_lenient, *needles, *fallback;
+    PyObject *markers, *pydantic_ai_scope, *ai_prefix; /* frozenset, str, str */
+} g;
+
+/* The offset of slot `name` of `type`, or -1 with TypeError set. */
+static Py_ssize_t slot_offset(PyObject *type, const char *name) {
+    PyObject *descr = PyObject_GetAttrString(type, name);
+    if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type) ||
+        ((PyMemberDescrObject *)descr)->d_member->type != T_OBJECT_EX) {
+        Py_XDECREF(descr);
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "bind_genai: %s is not a slot", name);
+        return -1;
+    }
+    Py_ssize_t offset = ((PyMemberDescrObject *)descr)->d_member->offset;
+    Py_DECREF(descr);
+    return offset;
+}
+
+#define SET(field, value) Py_XSETREF(g.field, Py_NewRef(value))
+
+PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
+    PyObject *record, *view, *names, *defaults, *keys, *ops, *execute_tool, *roles,
+        *convention, *statuses, *deferred, *parse_lenient, *needles, *fallback, *markers,
+        *pydantic_ai_scope, *ai_prefix;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!UO!UO!OOO!OO!UU", &PyType_Type, &record,
+                          &PyType_Type, &view, &PyTuple_Type, &names, &PyTuple_Type,
+                          &defaults, &PyTuple_Type, &keys, &PyTuple_Type, &ops, &execute_tool,
+                          &PyTuple_Type, &roles, &convention, &PyTuple_Type, &statuses,
+                          &deferred, &parse_lenient, &PyTuple_Type, &needles, &fallback,
+                          &PyFrozenSet_Type, &markers, &pydantic_ai_scope, &ai_prefix))
+        return NULL;
+    if (PyTuple_GET_SIZE(names) != V_FIELDS || PyTuple_GET_SIZE(defaults) != V_FIELDS ||
+        PyTuple_GET_SIZE(keys) != K_COUNT || PyTuple_GET_SIZE(roles) != 2 ||
+        PyTuple_GET_SIZE(statuses) != 2 || PyTuple_GET_SIZE(needles) != 2)
+        return PyErr_Format(PyExc_TypeError, "bind_genai: unexpected tuple sizes");
+    /* A view built here never runs __init__: its fields must be exactly the slots set below. */
+    Py_ssize_t offsets[V_FIELDS];
+    for (int n = 0; n < V_FIELDS; n++) {
+        PyObject *name = PyTuple_GET_ITEM(names, n);
+        if (!PyUnicode_Check(name) || PyUnicode_CompareWithASCIIString(name, view_fields[n]))
+            return PyErr_Format(PyExc_TypeError, "bind_genai: SpanView field %d is not %s", n,
+                                view_fields[n]);
+        if ((offsets[n] = slot_offset(view, view_fields[n])) < 0) return NULL;
+    }
+    Py_ssize_t attributes = slot_offset(record, "attributes");
+    Py_ssize_t events = slot_offset(record, "events");
+    Py_ssize_t status_code = slot_offset(record, "status_code");
+    Py_ssize_t name = slot_offset(record, "name");
+    Py_ssize_t scope = slot_offset(record, "scope");
+    if (attributes < 0 || events < 0 || status_code < 0 || name < 0 || scope < 0) return NULL;
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(ops); n++)
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(ops, n)))
+            return PyErr_Format(PyExc_TypeError, "bind_genai: model operations are str");
+    for (int n = 0; n < K_COUNT; n++) {
+        PyObject *key = PyTuple_GET_ITEM(keys, n);
+        if (!PyUnicode_CheckExact(key))
+            return PyErr_Format(PyExc_TypeError, "bind_genai: keys are str");
+        Py_INCREF(key);
+        PyUnicode_InternInPlace(&key);
+        Py_XSETREF(g.keys[n], key);
+    }
+    /* ASCII needles: a 1-byte result is searched with memchr and memmem (read_tool). */
+    for (int n = 0; n < 2; n++)
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(needles, n)) ||
+            !PyUnicode_IS_ASCII(PyTuple_GET_ITEM(needles, n)) ||
+            PyUnicode_GET_LENGTH(PyTuple_GET_ITEM(needles, n)) == 0)
+            return PyErr_Format(PyExc_TypeError, "bind_genai: needles are ASCII str");
+    memcpy(g.view_offsets, offsets, sizeof offsets);
+    g.attributes = attributes;
+    g.events = events;
+    g.status_code = status_code;
+    g.name = name;
+    g.scope = scope;
+    SET(record_type, record);
+    SET(view_type, view);
+    SET(view_defaults, defaults);
+    SET(model_ops, ops);
+    SET(execute_tool, execute_tool);
+    SET(tool_role, PyTuple_GET_ITEM(roles, 0));
+    SET(model_role, PyTuple_GET_ITEM(roles, 1));
+    SET(convention, convention);
+    SET(unset, PyTuple_GET_ITEM(statuses, 0));
+    SET(ok, PyTuple_GET_ITEM(statuses, 1));
+    SET(deferred, deferred);
+    SET(parse_lenient, parse_lenient);
+    SET(needles, needles);
+    SET(fallback, fallback);
+    SET(markers, markers);
+    SET(pydantic_ai_scope, pydantic_ai_scope);
+    SET(ai_prefix, ai_prefix);
+    Py_RETURN_NONE;
+}
+
+#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
+/* What a reader answers when the span is not one it handles: the caller asks Python. */
+#define DECLINE() Py_NewRef(g.fallback)
+
+static int same_text(PyObject *a, PyObject *b) {
+    Py_ssize_t len = PyUnicode_GET_LENGTH(a);
+    return a == b || (len == PyUnicode_GET_LENGTH(b) && PyUnicode_KIND(a) == PyUnicode_KIND(b) &&
+                      memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b),
+                             len * PyUnicode_KIND(a)) == 0);
+}
+
+/* Whitespace as str.strip() sees it in ASCII text. */
+static int ascii_space(Py_UCS1 c) {
+    return c == ' ' || (c >= 9 && c <= 13) || (c >= 28 && c <= 31);
+}
+
+/* clean_id of ASCII text: stripped, and None when nothing is left (new reference). */
+static PyObject *clean_ascii_id(PyObject *text) {
+    const Py_UCS1 *data = PyUnicode_1BYTE_DATA(text);
+    Py_ssize_t start = 0, stop = PyUnicode_GET_LENGTH(text);
+    while (start < stop && ascii_space(data[start])) start++;
+    while (stop > start && ascii_space(data[stop - 1])) stop--;
+    if (start == stop) Py_RETURN_NONE;
+    if (start == 0 && stop == PyUnicode_GET_LENGTH(text)) return Py_NewRef(text);
+    return PyUnicode_Substring(text, start, stop);
+}
+
+/* parse_later(text, limit) of exact str text: Deferred(parse_lenient, text, limit). */
+static PyObject *later(PyObject *text, PyObject *limit) {
+    PyObject *call[3] = {g.parse_lenient, text, limit};
+    return PyObject_Vectorcall(g.deferred, call, 3, NULL);
+}
+
+/* A SpanView with `values` set (stolen, NULL = the field's default), or NULL. */
+static PyObject *view_of(PyObject **values) {
+    PyObject *view = NULL;
+    for (int n = 0; n < V_FIELDS; n++)
+        if (values[n] == NULL && n != V_ROLE && n != V_CONVENTION)
+            values[n] = Py_NewRef(PyTuple_GET_ITEM(g.view_defaults, n));
+    int ok = 1;
+    for (int n = 0; n < V_FIELDS; n++) ok = ok && values[n] != NULL;
+    PyTypeObject *type = (PyTypeObject *)g.view_type;
+    if (ok) view = type->tp_alloc(type, 0);
+    if (view == NULL) {
+        for (int n = 0; n < V_FIELDS; n++) Py_XDECREF(values[n]);
+        return NULL;
+    }
+    for (int n = 0; n < V_FIELDS; n++) SLOT(view, g.view_offsets[n]) = values[n];
+    return view;
+}
+
+/* The value of `key` (borrowed), NULL when absent; *failed is set on a lookup error. */
+static PyObject *get(PyObject *attrs, int key, int *failed) {
+    PyObject *value = PyDict_GetItemWithError(attrs, g.keys[key]);
+    if (value == NULL && PyErr_Occurred()) *failed = 1;
+    return value;
+}
+
+/* may_be_error_result(text): 1 when a needle occurs in `text`, 0 if not, -1 on error. */
+static int may_be_error_result(PyObject *text) {
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    for (int n = 0; n < 2; n++) {
+        PyObject *needle = PyTuple_GET_ITEM(g.needles, n);
+        if (PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND) {
+            /* ASCII needles (bind_genai checks) in 1-byte text: a byte search, the common case
+             * (PyUnicode_Find cost about 500 instructions a call). */
+            const Py_UCS1 *data = PyUnicode_1BYTE_DATA(text), *want = PyUnicode_1BYTE_DATA(needle);
+            Py_ssize_t size = PyUnicode_GET_LENGTH(needle);
+            if (size == 1 ? memchr(data, want[0], len) != NULL
+                          : memmem(data, len, want, size) != NULL)
+                return 1;
+            continue;
+        }
+        Py_ssize_t at = PyUnicode_Find(text, needle, 0, len, 1);
+        if (at == -2) return -1;
+        if (at >= 0) return 1;
+    }
+    return 0;
+}
+
+/* read_tool, when error_info has nothing to say and every value is plain text. */
+static PyObject *read_tool(PyObject *span, PyObject *attrs, PyObject *limit) {
+    PyObject *events = SLOT(span, g.events), *status = SLOT(span, g.status_code);
+    if (events == NULL || !PyTuple_CheckExact(events) || PyTuple_GET_SIZE(events) != 0 ||
+        (status != g.unset && status != g.ok))
+        return DECLINE();
+    int failed = 0;
+    PyObject *error_type = get(attrs, K_ERROR_TYPE, &failed);
+    PyObject *name = get(attrs, K_TOOL_NAME, &failed);
+    PyObject *call_id = get(attrs, K_CALL_ID, &failed);
+    PyObject *arguments = get(attrs, K_ARGUMENTS, &failed);
+    PyObject *result = get(attrs, K_RESULT, &failed);
+    if (failed) return NULL;
+    /* An empty name falls back to the span name's suffix: Python's business. */
+    if (error_type != NULL || name == NULL || !PyUnicode_CheckExact(name) ||
+        !PyUnicode_IS_ASCII(name) || PyUnicode_GET_LENGTH(name) == 0)
+        return DECLINE();
+    if (call_id != NULL && (!PyUnicode_CheckExact(call_id) || !PyUnicode_IS_ASCII(call_id)))
+        return DECLINE();
+    if (arguments != NULL && !PyUnicode_CheckExact(arguments)) return DECLINE();
+    if (result != NULL) {
+        /* A result that may be an MCP isError one is parsed now: Python's business. */
+        if (!PyUnicode_CheckExact(result)) return DECLINE();
+        int maybe = may_be_error_result(result);
+        if (maybe < 0) return NULL;
+        if (maybe) return DECLINE();
+    }
+    PyObject *values[V_FIELDS] = {
+        [V_ROLE] = Py_NewRef(g.tool_role),
+        [V_CONVENTION] = Py_NewRef(g.convention),
+        [V_TOOL_NAME] = Py_NewRef(name),
+        [V_CALL_ID] = call_id != NULL ? clean_ascii_id(call_id) : Py_NewRef(Py_None),
+        [V_ERROR] = Py_NewRef(Py_False), /* error_info's _NO_ERROR */
+        [V_ERROR_TYPE] = Py_NewRef(Py_None),
+        [V_ERROR_MESSAGE] = Py_NewRef(Py_None),
+    };
+    /* Absent arguments or result stay MISSING (the default); a NULL here is a failed call. */
+    int ok = values[V_CALL_ID] != NULL;
+    if (ok && arguments != NULL) ok = (values[V_ARGUMENTS] = later(arguments, limit)) != NULL;
+    if (ok && result != NULL) ok = (values[V_RESULT] = later(result, limit)) != NULL;
+    if (!ok) {
+        for (int n = 0; n < V_FIELDS; n++) Py_XDECREF(values[n]);
+        return NULL;
+    }
+    return view_of(values);
+}
+
+/* A token count: the exact int under `key`, else under `fallback_key` when `key` is absent,
+ * else None (borrowed). NULL when the value is not plain (the caller declines). */
+static PyObject *tokens(PyObject *attrs, int key, int fallback_key, int *failed) {
+    PyObject *value = get(attrs, key, failed);
+    if (value == NULL && !*failed) {
+        value = get(attrs, fallback_key, failed);
+        if (value == NULL) return *failed ? NULL : Py_None;
+    }
+    return value != NULL && PyLong_CheckExact(value) ? value : NULL;
+}
+
+/* An exact ASCII str or an absent value (Py_None), borrowed; NULL otherwise. */
+static PyObject *plain_text(PyObject *value) {
+    if (value == NULL) return Py_None;
+    return PyUnicode_CheckExact(value) && PyUnicode_IS_ASCII(value) ? value : NULL;
+}
+
+/* read_model, when no messages or tool definitions were recorded and values are plain. */
+static PyObject *read_model(PyObject *attrs) {
+    int failed = 0;
+    int rich = PyDict_Contains(attrs, g.keys[K_OUTPUT_MESSAGES]);
+    if (rich == 0) rich = PyDict_Contains(attrs, g.keys[K_INPUT_MESSAGES]);
+    if (rich == 0) rich = PyDict_Contains(attrs, g.keys[K_TOOL_DEFINITIONS]);
+    if (rich < 0) return NULL;
+    if (rich) return DECLINE();
+    PyObject *input_tokens = tokens(attrs, K_INPUT_TOKENS, K_PROMPT_TOKENS, &failed);
+    PyObject *output_tokens = tokens(attrs, K_OUTPUT_TOKENS, K_COMPLETION_TOKENS, &failed);
+    PyObject *model = plain_text(get(attrs, K_RESPONSE_MODEL, &failed));
+    /* `model or as_text(request model)`: an empty response model counts as none. */
+    if (!failed && model != NULL && (model == Py_None || PyUnicode_GET_LENGTH(model) == 0))
+        model = plain_text(get(attrs, K_REQUEST_MODEL, &failed));
+    if (failed) return NULL;
+    if (input_tokens == NULL || output_tokens == NULL || model == NULL) return DECLINE();
+    PyObject *values[V_FIELDS] = {
+        [V_ROLE] = Py_NewRef(g.model_role),
+        [V_CONVENTION] = Py_NewRef(g.convention),
+        [V_TOOL_NAME] = Py_NewRef(Py_None),
+        [V_CALL_ID] = Py_NewRef(Py_None),
+        [V_ERROR] = Py_NewRef(Py_None),
+        [V_ERROR_TYPE] = Py_NewRef(Py_None),
+        [V_ERROR_MESSAGE] = Py_NewRef(Py_None),
+        [V_MODEL] = Py_NewRef(model),
+        [V_INPUT_TOKENS] = Py_NewRef(input_tokens),
+        [V_OUTPUT_TOKENS] = Py_NewRef(output_tokens),
+        [V_OUTPUT] = Py_NewRef(Py_None),
+    };
+    return view_of(values);
+}
+
+PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "read_plain_genai(span, max_value_chars)");
+        return NULL;
+    }
+    if (g.fallback == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "read_plain_genai before bind_genai()");
+        return NULL;
+    }
+    PyObject *span = args[0];
+    if ((PyObject *)Py_TYPE(span) != g.record_type) return DECLINE();
+    PyObject *attrs = SLOT(span, g.attributes);
+    PyObject *name = SLOT(span, g.name), *scope = SLOT(span, g.scope);
+    if (attrs == NULL || !PyDict_CheckExact(attrs) || name == NULL ||
+        !PyUnicode_CheckExact(name) || scope == NULL || !PyUnicode_CheckExact(scope))
+        return DECLINE();
+    /* classify's first branch: no other convention's marker key, scope or name prefix. */
+    if (same_text(scope, g.pydantic_ai_scope)) return DECLINE();
+    Py_ssize_t prefix = PyUnicode_GET_LENGTH(g.ai_prefix);
+    if (PyUnicode_GET_LENGTH(name) >= prefix) {
+        Py_ssize_t at = PyUnicode_Tailmatch(name, g.ai_prefix, 0, prefix, -1);
+        if (at < 0) return NULL;
+        if (at) return DECLINE();
+    }
+    Py_ssize_t pos = 0;
+    PyObject *key;
+    while (PyDict_Next(attrs, &pos, &key, NULL)) {
+        int marked = PySet_Contains(g.markers, key);
+        if (marked < 0) return NULL;
+        if (marked) return DECLINE();
+    }
+    int failed = 0;
+    PyObject *op = get(attrs, K_OPERATION, &failed);
+    if (failed) return NULL;
+    if (op == NULL || !PyUnicode_CheckExact(op)) return DECLINE();
+    if (same_text(op, g.execute_tool)) return read_tool(span, attrs, args[1]);
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(g.model_ops); n++)
+        if (same_text(op, PyTuple_GET_ITEM(g.model_ops, n))) return read_model(attrs);
+    return DECLINE();
+}
