@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from support.views import comparable_view
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.otlp import read_trace_files
@@ -96,17 +97,6 @@ def test_needed_keys_are_all_semconv_names() -> None:
     assert names >= NEEDED_KEYS
 
 
-def _comparable(view: object) -> object:
-    """A view as plain data: lazy fields (input text, responses) are resolved."""
-    if view is None:
-        return None
-    out = {}
-    for name in view.__slots__:  # type: ignore[attr-defined]
-        value = getattr(view, name)
-        out[name] = value() if callable(value) else value
-    return out
-
-
 def _fixture_spans() -> list[SpanRecord]:
     data = Path(__file__).parent.parent / "testdata"
     paths = sorted(str(p) for p in data.glob("frameworks/*.otlp.json"))
@@ -122,8 +112,8 @@ def test_marker_dispatch_classifies_every_recorded_span_as_asking_every_reader()
     spans = _fixture_spans()
     recognised = 0
     for record in spans:
-        fast = _comparable(classify(record, options))
-        full = _comparable(classify_every_convention(record, options))
+        fast = comparable_view(classify(record, options))
+        full = comparable_view(classify_every_convention(record, options))
         assert fast == full, record.name
         recognised += fast is not None
     assert recognised > len(spans) // 4

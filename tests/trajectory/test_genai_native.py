@@ -17,13 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from support.views import comparable_view
 from tracescore import semconv
 from tracescore.model.span import SpanEvent, SpanRecord, StatusCode
 from tracescore.model.trajectory import Deferred
 from tracescore.otlp import read_trace_files
 from tracescore.otlp.json import decode_json_request
 from tracescore.otlp.proto import decode_proto_request
-from tracescore.trajectory import BuildOptions, _classify, needed_attribute
+from tracescore.trajectory import BuildOptions, _classify, _genai_native, needed_attribute
 from tracescore.trajectory._genai_native import FALLBACK
 from trajectory.langfuse import convert
 from trajectory.spans import span
@@ -34,17 +35,6 @@ pytestmark = pytest.mark.skipif(read_plain_genai is None, reason="the C extensio
 TESTS = Path(__file__).resolve().parents[1]
 SHARED = TESTS.parent.parent / "shared" / "fixtures"
 OPTIONS = BuildOptions()
-
-
-def _comparable(view: object) -> object:
-    """A view as plain data: lazy fields (Deferred values, input text, responses) resolved."""
-    if view is None:
-        return None
-    out = {}
-    for name in view.__slots__:  # type: ignore[attr-defined]
-        value = getattr(view, name)
-        out[name] = (value.__class__.__name__, value() if callable(value) else value)
-    return out
 
 
 def _deferred_args(view: object) -> object:
@@ -64,7 +54,9 @@ def classify_both(record: SpanRecord, monkeypatch: pytest.MonkeyPatch) -> bool:
     if taken:
         assert native == python  # Deferred values compare by function and arguments
         assert _deferred_args(native) == _deferred_args(python)
-    assert _comparable(native) == _comparable(python), (record.name, dict(record.attributes))
+    native_data = comparable_view(native, with_classes=True)
+    python_data = comparable_view(python, with_classes=True)
+    assert native_data == python_data, (record.name, dict(record.attributes))
     return taken
 
 
@@ -270,24 +262,7 @@ def test_only_span_records_with_a_plain_dict_are_read() -> None:
     assert read_plain_genai(object(), 100) is FALLBACK  # type: ignore[misc, arg-type]
 
 
-_KEYS = [
-    semconv.GEN_AI_OPERATION_NAME,
-    semconv.GEN_AI_TOOL_NAME,
-    semconv.GEN_AI_TOOL_CALL_ID,
-    semconv.GEN_AI_TOOL_CALL_ARGUMENTS,
-    semconv.GEN_AI_TOOL_CALL_RESULT,
-    semconv.ERROR_TYPE,
-    semconv.ERROR_MESSAGE,
-    semconv.GEN_AI_INPUT_MESSAGES,
-    semconv.GEN_AI_OUTPUT_MESSAGES,
-    semconv.GEN_AI_TOOL_DEFINITIONS,
-    semconv.GEN_AI_USAGE_INPUT_TOKENS,
-    semconv.GEN_AI_USAGE_OUTPUT_TOKENS,
-    semconv.GEN_AI_USAGE_PROMPT_TOKENS,
-    semconv.GEN_AI_USAGE_COMPLETION_TOKENS,
-    semconv.GEN_AI_RESPONSE_MODEL,
-    semconv.GEN_AI_REQUEST_MODEL,
-]
+_KEYS = [*_genai_native._KEYS, semconv.ERROR_MESSAGE]  # what the reader reads, and more
 _OPS = [semconv.OP_EXECUTE_TOOL, *sorted(semconv.MODEL_OPERATIONS), semconv.OP_INVOKE_AGENT, "x"]
 _TEXTS = st.sampled_from(
     ["", " ", " id_1 ", "\x1fz\x1c", "lookup", "ö", "{}", '{"a": 1}', '"x"', "[1]", "rror",
