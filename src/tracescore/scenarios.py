@@ -192,11 +192,9 @@ class _Plan:
     __slots__ = (
         "agent",
         "attributes",
-        "deterministic_entry_scorers",
         "deterministic_scorers",
         "digest",
         "entries",
-        "entry_scorers",
         "gates",
         "name",
         "pattern",
@@ -225,26 +223,26 @@ class _Plan:
             for e, is_gate in scenario.entries
         )
         self.gates = frozenset(e.name for e in self.entries if e.is_gate)
-        # (score name, bound `score`) per entry, and those that need no judge: bound once, so a
-        # run pays neither the method lookups nor the `deterministic` test per entry.
-        self.scorers = tuple((e.name, e.scorer.score) for e in self.entries)
+        # Per entry, in entry order, its bound `score`, and the same with None for the entries
+        # that need a judge: bound once, so a run pays neither the method lookups nor the
+        # `deterministic` test per entry.
+        self.scorers = tuple(e.scorer.score for e in self.entries)
         self.deterministic_scorers = tuple(
-            (e.name, e.scorer.score) for e in self.entries if e.scorer.deterministic
-        )
-        # Per entry, in entry order, its bound `score` or None where it is not run.
-        self.entry_scorers = tuple(e.scorer.score for e in self.entries)
-        self.deterministic_entry_scorers = tuple(
             e.scorer.score if e.scorer.deterministic else None for e in self.entries
         )
 
     def score(self, trajectory: Trajectory, deterministic_only: bool) -> dict[str, Score]:
         scorers = self.deterministic_scorers if deterministic_only else self.scorers
-        return {name: score(trajectory) for name, score in scorers}
+        return {
+            e.name: score(trajectory)
+            for e, score in zip(self.entries, scorers, strict=True)
+            if score is not None
+        }
 
     def run(self, trajectory: Trajectory, deterministic_only: bool) -> RunResult:
         """`conclude(trajectory, score(trajectory, deterministic_only))` without the mapping
         by name in between (the scorers run in the same order)."""
-        scorers = self.deterministic_entry_scorers if deterministic_only else self.entry_scorers
+        scorers = self.deterministic_scorers if deterministic_only else self.scorers
         return self._conclude(
             trajectory, [None if score is None else score(trajectory) for score in scorers]
         )

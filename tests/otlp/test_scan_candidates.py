@@ -93,7 +93,7 @@ def test_without_a_rule_every_span_is_a_candidate() -> None:
 )
 def test_the_native_scanner_refuses_a_malformed_rule(rule: Any) -> None:
     reader = SpanReader()
-    reader._rule = rule
+    reader._candidates = rule
     with pytest.raises(TypeError, match="rule must be"):
         reader.records(request_of(_span("x")))
 

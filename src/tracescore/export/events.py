@@ -129,21 +129,9 @@ _WARN = _severity(SeverityNumber.SEVERITY_NUMBER_WARN, "WARN")
 # LogRecord.event_name = 12, after every other field this module writes.
 _EVENT_NAME = wire.len_field(b"\x62", semconv.GEN_AI_EVALUATION_RESULT_EVENT.encode())
 _SCORE_VALUE = wire.double_head(_ATTRIBUTES, semconv.GEN_AI_EVALUATION_SCORE_VALUE)
-# What comes before an explanation's bytes depends only on their length (`wire.string_head`),
-# so it is kept per length.
-_EXPLANATION_HEADS: dict[int, bytes] = {}
-_EXPLANATION_HEADS_LIMIT = 4096
-
-
-def _explanation_head(size: int) -> bytes:
-    head = wire.string_head(_ATTRIBUTES, semconv.GEN_AI_EVALUATION_EXPLANATION, size)
-    if len(_EXPLANATION_HEADS) >= _EXPLANATION_HEADS_LIMIT:
-        _EXPLANATION_HEADS.clear()
-    _EXPLANATION_HEADS[size] = head
-    return head
-
-
+_EXPLANATION = semconv.GEN_AI_EVALUATION_EXPLANATION
 _len_field = wire.len_field
+_long_string_field = wire.long_string_field
 _pack_double = wire.DOUBLE.pack
 
 
@@ -163,10 +151,9 @@ def _record(
         _TEMPLATES[memo] = template
     head, middle, tail = template
     value = b"" if score.value is None else _SCORE_VALUE + _pack_double(float(score.value))
-    # The explanation as `wire.string_field` writes it, framed here: it rarely repeats, so a
-    # memo of whole fields would only miss, while its framing repeats with its length.
-    data = score.explanation.encode()
-    explanation = (_EXPLANATION_HEADS.get(len(data)) or _explanation_head(len(data))) + data
+    # An explanation rarely repeats, so a memo of whole fields would only miss; its framing
+    # repeats with its length.
+    explanation = _long_string_field(_ATTRIBUTES, _EXPLANATION, score.explanation)
     return _len_field(_LOG_RECORDS, b"".join((start, head, value, middle, explanation, tail, end)))
 
 

@@ -27,8 +27,8 @@ __all__ = [
     "fixed64_field",
     "key_value",
     "len_field",
+    "long_string_field",
     "string_field",
-    "string_head",
     "varint",
 ]
 
@@ -121,21 +121,24 @@ def string_field(tag: bytes, key: str, value: str) -> bytes:
     the memo is bounded for values from traffic. Long ones (most explanations) rarely repeat.
     """
     if len(value) > _MEMO_CHARS:
-        data = value.encode()
-        # Its framing depends on the length alone, and lengths repeat (explanations listing
-        # calls): memoized per length.
-        head = _HEADS.get((tag, key, len(data)))
-        if head is None:
-            head = _remember(_HEADS, (tag, key, len(data)), string_head(tag, key, len(data)))
-        return head + data
+        return long_string_field(tag, key, value)
     return _memoized(tag, key, value)
 
 
-def string_head(tag: bytes, key: str, size: int) -> bytes:
+def long_string_field(tag: bytes, key: str, value: str) -> bytes:
+    """`string_field` for a value that rarely repeats (an explanation): only its framing,
+    which depends on the length alone and repeats with it, is memoized, per length."""
+    data = value.encode()
+    head = _HEADS.get((tag, key, len(data)))
+    if head is None:
+        head = _remember(_HEADS, (tag, key, len(data)), _string_head(tag, key, len(data)))
+    return head + data
+
+
+def _string_head(tag: bytes, key: str, size: int) -> bytes:
     """What `string_field(tag, key, value)` writes before the `size` UTF-8 bytes of `value`.
 
-    It depends on the length alone, so a caller writing many long values under one key (log
-    record explanations) may keep it per length.
+    It depends on the length alone (`long_string_field` keeps it per length).
     """
     value = b"\x0a" + varint(size)  # AnyValue.string_value
     value = _VALUE + varint(len(value) + size) + value  # KeyValue.value

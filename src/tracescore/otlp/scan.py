@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import struct
 from collections.abc import Callable
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -95,13 +95,12 @@ def value_size(value: AttrValue, encoded: int) -> int:
     return encoded
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class CandidateRule:
+class CandidateRule(NamedTuple):
     """Spans that may be agent spans, told apart while scanning: the assembler asks its slower
     question (`AssemblerHooks.agent_name`) only of these.
 
     A span is a candidate when attribute `attribute` equals `value`, or its name starts with
-    `name_prefix`, or it carries any of `keys`.
+    `name_prefix`, or it carries any of `keys`. A tuple, as the native scanner reads it.
     """
 
     attribute: str
@@ -134,11 +133,6 @@ class SpanReader:
     ) -> None:
         self._keep_key = keep_key
         self._candidates = candidates
-        self._rule = (
-            None
-            if candidates is None
-            else (candidates.attribute, candidates.value, candidates.name_prefix, candidates.keys)
-        )
         self._keys: dict[bytes, str | None] = {}
         self._resources: dict[bytes, dict[str, AttrValue]] = {}
         self._names: dict[str, str] = {}
@@ -174,10 +168,10 @@ class SpanReader:
         cost more than scanning its span); the pure-Python path builds the same ones.
         """
         if _scan_records is None:
-            return self.records_from(self.scan(body))
+            return self.python_records(body)
         out = _scan_records(
             body, self._keys, self._classify, _decode_value_bytes, self._slow_kv,
-            ATTRIBUTE_OVERHEAD, self._names, self._resources, self.resource, self._rule,
+            ATTRIBUTE_OVERHEAD, self._names, self._resources, self.resource, self._candidates,
         )  # fmt: skip
         if len(self._names) > _NAME_CACHE_LIMIT:
             self._names.clear()
