@@ -5,12 +5,12 @@
  * and most production spans are plain GenAI tool and chat spans whose views are a handful of
  * attribute reads. This builds exactly the SpanView `tracescore.trajectory._genai.read` builds
  * for them, slots filled directly (as _records.c fills SpanRecords), and answers the FALLBACK
- * sentinel for anything else (agent spans, errors, non-ASCII or non-text values, messages,
+ * sentinel for anything else (agent spans, exception events, non-ASCII or non-text values, messages,
  * tool definitions, ...), so the caller then runs the Python reader. Tests compare both on
  * every fixture span, the benchmark's spans and generated attribute dicts.
  *
  * bind_genai(SpanRecord, SpanView, SpanView field names, their defaults, keys, model ops,
- *            execute_tool op, (tool role, model role), convention, (UNSET, OK) statuses,
+ *            execute_tool op, (tool role, model role), convention, (UNSET, OK, ERROR) statuses,
  *            Deferred, parse_lenient, error result needles, FALLBACK, other conventions'
  *            marker keys, pydantic-ai's scope, Vercel's span name prefix): once, first.
  * read_plain_genai(span, max_value_chars) -> SpanView | FALLBACK: `classify(span)` itself
@@ -24,7 +24,8 @@
 enum {
     K_OPERATION, K_TOOL_NAME, K_CALL_ID, K_ARGUMENTS, K_RESULT, K_ERROR_TYPE,
     K_INPUT_MESSAGES, K_OUTPUT_MESSAGES, K_TOOL_DEFINITIONS, K_INPUT_TOKENS, K_OUTPUT_TOKENS,
-    K_PROMPT_TOKENS, K_COMPLETION_TOKENS, K_RESPONSE_MODEL, K_REQUEST_MODEL, K_COUNT
+    K_PROMPT_TOKENS, K_COMPLETION_TOKENS, K_RESPONSE_MODEL, K_REQUEST_MODEL, K_ERROR_MESSAGE,
+    K_COUNT
 };
 
 /* SpanView's fields, in declaration order (bind_genai checks the class has exactly these). */
@@ -43,13 +44,14 @@ static const char *view_fields[V_FIELDS] = {
 
 static struct {
     PyObject *record_type, *view_type; /* classes */
-    Py_ssize_t attributes, events, status_code, name, scope; /* SpanRecord slot offsets */
+    /* SpanRecord slot offsets */
+    Py_ssize_t attributes, events, status_code, status_message, name, scope;
     Py_ssize_t view_offsets[V_FIELDS];
     PyObject *view_defaults; /* tuple, one value per field (role and convention unused) */
     PyObject *keys[K_COUNT];
     PyObject *model_ops; /* tuple of str */
     PyObject *execute_tool, *tool_role, *model_role, *convention;
-    PyObject *unset, *ok;
+    PyObject *unset, *ok, *error;
     PyObject *deferred, *parse_lenient, *needles, *fallback;
     PyObject *markers, *pydantic_ai_scope, *ai_prefix; /* frozenset, str, str */
 } g;
@@ -84,7 +86,7 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
         return NULL;
     if (PyTuple_GET_SIZE(names) != V_FIELDS || PyTuple_GET_SIZE(defaults) != V_FIELDS ||
         PyTuple_GET_SIZE(keys) != K_COUNT || PyTuple_GET_SIZE(roles) != 2 ||
-        PyTuple_GET_SIZE(statuses) != 2 || PyTuple_GET_SIZE(needles) != 2)
+        PyTuple_GET_SIZE(statuses) != 3 || PyTuple_GET_SIZE(needles) != 2)
         return PyErr_Format(PyExc_TypeError, "bind_genai: unexpected tuple sizes");
     /* A view built here never runs __init__: its fields must be exactly the slots set below. */
     Py_ssize_t offsets[V_FIELDS];
@@ -98,9 +100,12 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     Py_ssize_t attributes = slot_offset(record, "attributes");
     Py_ssize_t events = slot_offset(record, "events");
     Py_ssize_t status_code = slot_offset(record, "status_code");
+    Py_ssize_t status_message = slot_offset(record, "status_message");
     Py_ssize_t name = slot_offset(record, "name");
     Py_ssize_t scope = slot_offset(record, "scope");
-    if (attributes < 0 || events < 0 || status_code < 0 || name < 0 || scope < 0) return NULL;
+    if (attributes < 0 || events < 0 || status_code < 0 || status_message < 0 || name < 0 ||
+        scope < 0)
+        return NULL;
     for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(ops); n++)
         if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(ops, n)))
             return PyErr_Format(PyExc_TypeError, "bind_genai: model operations are str");
@@ -122,6 +127,7 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     g.attributes = attributes;
     g.events = events;
     g.status_code = status_code;
+    g.status_message = status_message;
     g.name = name;
     g.scope = scope;
     SET(record_type, record);
@@ -134,6 +140,7 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     SET(convention, convention);
     SET(unset, PyTuple_GET_ITEM(statuses, 0));
     SET(ok, PyTuple_GET_ITEM(statuses, 1));
+    SET(error, PyTuple_GET_ITEM(statuses, 2));
     SET(deferred, deferred);
     SET(parse_lenient, parse_lenient);
     SET(needles, needles);
@@ -224,30 +231,54 @@ static int may_be_error_result(PyObject *text) {
     return 0;
 }
 
-/* read_tool, when error_info has nothing to say and every value is plain text. */
+/* An absent value (NULL) or an empty exact ASCII str as None, an exact ASCII str as itself
+ * (borrowed): as_text(value) or None. NULL with *plain cleared when the value is not plain. */
+static PyObject *ascii_or_none(PyObject *value, int *plain) {
+    if (value == NULL) return Py_None;
+    if (!PyUnicode_CheckExact(value) || !PyUnicode_IS_ASCII(value)) {
+        *plain = 0;
+        return NULL;
+    }
+    return PyUnicode_GET_LENGTH(value) ? value : Py_None;
+}
+
+/* read_tool, when no exception event was recorded and every value is plain ASCII text.
+ * error_info's reading: failed on status ERROR or a non-empty `error.type`; the message is the
+ * status message, else `error.message`. */
 static PyObject *read_tool(PyObject *span, PyObject *attrs, PyObject *limit) {
     PyObject *events = SLOT(span, g.events), *status = SLOT(span, g.status_code);
     if (events == NULL || !PyTuple_CheckExact(events) || PyTuple_GET_SIZE(events) != 0 ||
-        (status != g.unset && status != g.ok))
+        (status != g.unset && status != g.ok && status != g.error))
         return DECLINE();
-    int failed = 0;
+    int failed = 0, plain = 1;
     PyObject *error_type = get(attrs, K_ERROR_TYPE, &failed);
     PyObject *name = get(attrs, K_TOOL_NAME, &failed);
     PyObject *call_id = get(attrs, K_CALL_ID, &failed);
     PyObject *arguments = get(attrs, K_ARGUMENTS, &failed);
     PyObject *result = get(attrs, K_RESULT, &failed);
+    PyObject *message = Py_None;
     if (failed) return NULL;
+    error_type = ascii_or_none(error_type, &plain);
+    int error = status == g.error || (plain && error_type != Py_None);
+    if (plain && error) {
+        message = ascii_or_none(SLOT(span, g.status_message), &plain);
+        if (plain && message == Py_None) {
+            message = ascii_or_none(get(attrs, K_ERROR_MESSAGE, &failed), &plain);
+            if (failed) return NULL;
+        }
+    }
     /* An empty name falls back to the span name's suffix: Python's business. */
-    if (error_type != NULL || name == NULL || !PyUnicode_CheckExact(name) ||
-        !PyUnicode_IS_ASCII(name) || PyUnicode_GET_LENGTH(name) == 0)
+    if (!plain || name == NULL || !PyUnicode_CheckExact(name) || !PyUnicode_IS_ASCII(name) ||
+        PyUnicode_GET_LENGTH(name) == 0)
         return DECLINE();
     if (call_id != NULL && (!PyUnicode_CheckExact(call_id) || !PyUnicode_IS_ASCII(call_id)))
         return DECLINE();
     if (arguments != NULL && !PyUnicode_CheckExact(arguments)) return DECLINE();
     if (result != NULL) {
-        /* A result that may be an MCP isError one is parsed now: Python's business. */
         if (!PyUnicode_CheckExact(result)) return DECLINE();
-        int maybe = may_be_error_result(result);
+        /* A result of a call that did not fail and may be an MCP isError one is parsed now:
+         * Python's business. */
+        int maybe = error ? 0 : may_be_error_result(result);
         if (maybe < 0) return NULL;
         if (maybe) return DECLINE();
     }
@@ -256,9 +287,10 @@ static PyObject *read_tool(PyObject *span, PyObject *attrs, PyObject *limit) {
         [V_CONVENTION] = Py_NewRef(g.convention),
         [V_TOOL_NAME] = Py_NewRef(name),
         [V_CALL_ID] = call_id != NULL ? clean_ascii_id(call_id) : Py_NewRef(Py_None),
-        [V_ERROR] = Py_NewRef(Py_False), /* error_info's _NO_ERROR */
-        [V_ERROR_TYPE] = Py_NewRef(Py_None),
-        [V_ERROR_MESSAGE] = Py_NewRef(Py_None),
+        /* error_info's (failed, error type, message); (False, None, None) without a failure */
+        [V_ERROR] = Py_NewRef(error ? Py_True : Py_False),
+        [V_ERROR_TYPE] = Py_NewRef(error ? error_type : Py_None),
+        [V_ERROR_MESSAGE] = Py_NewRef(error ? message : Py_None),
     };
     /* Absent arguments or result stay MISSING (the default); a NULL here is a failed call. */
     int ok = values[V_CALL_ID] != NULL;

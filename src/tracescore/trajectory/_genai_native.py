@@ -2,7 +2,8 @@
 
 `read_plain_genai(span, max_value_chars)` (src/tracescore/otlp/_genai.c) returns exactly the
 view `classify` returns for the simplest, most common shapes of those spans (no other
-convention's marker, no error, plain ASCII names, JSON text arguments and results, integer
+convention's marker, no exception event (failed calls by status or `error.type` are read),
+plain ASCII names and error texts, JSON text arguments and results, integer
 token counts, no messages), and `FALLBACK` for every other span, which `classify` then reads in
 Python. Classifying a span in Python was 42% of building a run; the tests compare both on every
 fixture span, the benchmark's spans and generated attribute dicts.
@@ -44,6 +45,7 @@ _KEYS = (
     semconv.GEN_AI_USAGE_COMPLETION_TOKENS,
     semconv.GEN_AI_RESPONSE_MODEL,
     semconv.GEN_AI_REQUEST_MODEL,
+    semconv.ERROR_MESSAGE,
 )
 
 
@@ -73,7 +75,7 @@ def bind(other_markers: frozenset[str]) -> Callable[[SpanRecord, int], SpanView 
         semconv.OP_EXECUTE_TOOL,
         ("tool", "model"),
         NAME,
-        (StatusCode.UNSET, StatusCode.OK),
+        (StatusCode.UNSET, StatusCode.OK, StatusCode.ERROR),
         Deferred,
         parse_lenient,
         ERROR_RESULT_NEEDLES,
