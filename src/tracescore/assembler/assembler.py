@@ -39,7 +39,6 @@ __all__ = ["Assembler"]
 log = logging.getLogger(__name__)
 
 _ZERO16 = bytes(16)
-_ZERO8 = bytes(8)
 _MAX_PROBLEMS = 5
 # Bytes of one SpanRecord with its id strings, before its attributes; used only to bound memory
 # (assembly.max_bytes). Measured with tracemalloc on bench/throughput.py's traces, rounded up.
@@ -48,6 +47,10 @@ RECORD_OVERHEAD = 600
 
 def _keep_nothing(key: str) -> bool:
     return False
+
+
+def _wire_position(touched: tuple[int, bytes, _Trace, bool]) -> int:
+    return touched[0]
 
 
 class _Trace:
@@ -136,60 +139,77 @@ class Assembler:
 
     def consume(self, request: ExportTraceServiceRequest, body: bytes | None = None) -> Ingest:
         """Take one parsed request (and its received bytes, forwarded as they are)."""
-        # The hot path: everything per span is a local; shared state is updated once per
-        # request (reference/performance.md: Python-level work per span is the bottleneck).
-        # Spans come from `otlp.scan` (native when built): the full parse the receiver made
-        # validated the request; the scan decodes only the attribute keys kept.
+        # The hot path: Python-level work per span is the bottleneck (reference/performance.md),
+        # so spans come from `otlp.scan` already grouped by trace (natively when built) and
+        # this loops per trace and per agent candidate; shared state is updated once per
+        # request. The full parse the receiver made validated the request; the scan decodes
+        # only the attribute keys kept.
         if body is None:
             body = request.SerializeToString()
         now = self._clock()
         result = Ingest()
         remove: dict[int, dict[int, set[int]]] = {}
         holds: list[tuple[tuple[int, int, int], _Trace, str]] = []
-        touched: dict[bytes, _Trace] = {}
+        # (wire position of the trace's first kept span, trace id, trace, whether it is new)
+        touched: list[tuple[int, bytes, _Trace, bool]] = []
+        reorder = False
         accepted = late = kept = kept_bytes = 0
         traces, scored, scoring = self._traces, self._scored, self._scoring
         try:
-            scanned = self._reader.records(body)
+            groups, rejects = self._reader.grouped(body)
         except Exception as exc:  # the full parse accepted it, so this is unusual input
             raise InputError(f"unreadable OTLP request: {exc}") from exc
+        for i, j, k, tid, sid, name in rejects:
+            self._reject(result, (i, j, k), tid, sid, name, remove)
         agent_name, wants, hold = self._hooks.agent_name, self._hooks.wants, self._forwarding
-        for i, j, k, tid, sid, size, record, candidate in scanned:
-            if len(tid) != 16 or len(sid) != 8 or tid == _ZERO16 or sid == _ZERO8:
-                self._reject(result, (i, j, k), tid, sid, record.name, remove)
-                continue
-            accepted += 1
+        # Per trace (otlp.grouping says what a group holds), the decisions made per span before:
+        # a new trace keeps its records from the first with attributes on (before it, nothing a
+        # trajectory reads in a trace holding no run); a known one keeps all; a scored one none.
+        for tid, group in groups.items():
+            records, size, lead, last_root, candidates, lead_candidates, first, first_attr = group
+            accepted += len(records)
             if not scoring:
                 continue
             trace = traces.get(tid)
+            fresh = trace is None
             if trace is None:
                 if tid in scored:
-                    late += 1
+                    late += len(records)
                     continue
-                if not record.attributes:
-                    continue  # nothing a trajectory reads, in a trace holding no run
-                trace = traces[tid] = _Trace(record.trace_id, now)
-            size += RECORD_OVERHEAD
-            trace.records.append(record)
+                if lead == len(records):
+                    continue
+                trace = _Trace(records[0].trace_id, now)
+                if lead:  # its first kept span comes later on the wire than its first span
+                    records, candidates = records[lead:], candidates[lead_candidates:]
+                    last_root -= lead
+                    first = first_attr
+                    reorder = True
+                trace.records = records  # a list of its own, made for this request
+            else:
+                trace.records.extend(records)
+            size += RECORD_OVERHEAD * len(records)  # leading spans without attributes hold 0
             trace.nbytes += size
-            kept += 1
+            kept += len(records)
             kept_bytes += size
-            touched[tid] = trace
-            if record.parent_span_id is None:
+            touched.append((first, tid, trace, fresh))
+            if last_root >= 0:
                 trace.anchored = True
-            if not candidate:  # the scanner's cheap test: it cannot be an agent span
-                continue
-            agent = agent_name(record)
-            if agent is None:
-                continue
-            trace.anchored = True
-            if hold and record.span_id not in trace.held and wants(record, agent):
-                remove.setdefault(i, {}).setdefault(j, set()).add(k)
-                holds.append(((i, j, k), trace, record.span_id))
+            for i, j, k, record in candidates:  # the scanner's cheap test: the others cannot be
+                agent = agent_name(record)
+                if agent is None:
+                    continue
+                trace.anchored = True
+                if hold and record.span_id not in trace.held and wants(record, agent):
+                    remove.setdefault(i, {}).setdefault(j, set()).add(k)
+                    holds.append(((i, j, k), trace, record.span_id))
+        if reorder:  # traces are created and touched in the order of their first kept span
+            touched.sort(key=_wire_position)
         self.spans += kept
         self.nbytes += kept_bytes
         anchored = self._anchored
-        for tid, trace in touched.items():
+        for _, tid, trace, fresh in touched:
+            if fresh:
+                traces[tid] = trace
             trace.last = now
             if trace.anchored:
                 anchored[tid] = trace

@@ -1,4 +1,5 @@
-/* SpanRecord instances built natively along with the scan (see _scan.c for the API). */
+/* SpanRecord instances built natively along with the scan, as tuples per span or grouped by
+ * trace (see _scan.c for the API). */
 #include "_scan.h"
 #include <structmember.h>
 
@@ -93,6 +94,68 @@ static int is_candidate(PyObject *rule, PyObject *attrs, PyObject *name) {
     return 0;
 }
 
+/* The hex trace id of a parsed span, one str per trace id and call (new reference). */
+static PyObject *trace_hex_of(Shared *sh, PyObject *trace, const Parsed *s) {
+    PyObject *hex = PyDict_GetItemWithError(sh->trace_ids, trace);
+    if (hex != NULL) return Py_NewRef(hex);
+    if (PyErr_Occurred() || (hex = hex_of(s->trace, s->trace_len)) == NULL) return NULL;
+    if (PyDict_SetItem(sh->trace_ids, trace, hex) < 0) Py_CLEAR(hex);
+    return hex;
+}
+
+/* The SpanRecord of a parsed span (new reference), or NULL. Takes s's attributes and events
+ * and the trace_hex reference, also on failure. */
+static PyObject *record_of(Shared *sh, Parsed *s, PyObject *trace_hex, PyObject *resource,
+                           PyObject *scope) {
+    int parent_set = 0;
+    if (s->parent_len == 8)
+        for (int n = 0; n < 8; n++) parent_set |= s->parent[n];
+    int32_t code = (int32_t)s->code; /* an int32 field, as upb and the tuples read it */
+    PyObject *status = PyTuple_GET_ITEM(record_statuses, code >= 0 && code <= 2 ? code : 0);
+    PyObject *events = s->events;
+    if (PyTuple_GET_SIZE(s->events)) {
+        events = PyTuple_New(PyTuple_GET_SIZE(s->events));
+        for (Py_ssize_t n = 0; events != NULL && n < PyTuple_GET_SIZE(s->events); n++) {
+            PyObject *event = PyObject_CallOneArg(record_event, PyTuple_GET_ITEM(s->events, n));
+            if (event == NULL) Py_CLEAR(events);
+            else PyTuple_SET_ITEM(events, n, event);
+        }
+        Py_DECREF(s->events);
+    }
+    PyObject *values[R_FIELDS] = {
+        [R_TRACE_ID] = trace_hex,
+        [R_SPAN_ID] = hex_of(s->sid, s->sid_len),
+        [R_PARENT] = parent_set ? hex_of(s->parent, 8) : Py_NewRef(Py_None),
+        [R_NAME] = shared(sh->names, text_of(s->name, s->name_len)),
+        [R_START] = PyLong_FromUnsignedLongLong(s->start),
+        [R_END] = PyLong_FromUnsignedLongLong(s->stop),
+        [R_KIND] = PyLong_FromLong((int32_t)s->kind),
+        [R_STATUS_CODE] = Py_NewRef(status),
+        [R_STATUS_MESSAGE] = text_of(s->msg, s->msg_len),
+        [R_ATTRIBUTES] = s->attrs,
+        [R_EVENTS] = events,
+        [R_RESOURCE] = Py_NewRef(resource),
+        [R_SCOPE] = Py_NewRef(scope),
+    };
+    s->attrs = s->events = NULL;
+    PyObject *record = record_type->tp_alloc(record_type, 0);
+    int ok = record != NULL;
+    for (int n = 0; n < R_FIELDS; n++) ok = ok && values[n] != NULL;
+    if (!ok) {
+        for (int n = 0; n < R_FIELDS; n++) Py_XDECREF(values[n]);
+        Py_XDECREF(record);
+        return NULL;
+    }
+    for (int n = 0; n < R_FIELDS; n++) /* the slots take the references */
+        *(PyObject **)((char *)record + record_offsets[n]) = values[n];
+    return record;
+}
+
+/* The fields of a record, as record_of filled them (borrowed). */
+static inline PyObject *field_of(PyObject *record, int n) {
+    return *(PyObject **)((char *)record + record_offsets[n]);
+}
+
 /* One Span message to (i, j, k, trace_id, span_id, size, record, candidate) (new reference),
  * or NULL; candidate is is_candidate() of the record. */
 PyObject *tracescore_span_record(Ctx *ctx, Shared *sh, const uint8_t *data, Py_ssize_t len,
@@ -101,66 +164,187 @@ PyObject *tracescore_span_record(Ctx *ctx, Shared *sh, const uint8_t *data, Py_s
     Parsed s;
     if (tracescore_parse_span(ctx, data, len, &s)) return NULL;
     PyObject *trace = bytes_of(s.trace, s.trace_len);
-    PyObject *sid = bytes_of(s.sid, s.sid_len);
-    PyObject *trace_hex = NULL;
-    if (trace != NULL) {
-        trace_hex = PyDict_GetItemWithError(sh->trace_ids, trace);
-        if (trace_hex != NULL) {
-            Py_INCREF(trace_hex);
-        } else if (!PyErr_Occurred() && (trace_hex = hex_of(s.trace, s.trace_len)) != NULL &&
-                   PyDict_SetItem(sh->trace_ids, trace, trace_hex) < 0) {
-            Py_CLEAR(trace_hex);
-        }
-    }
-    int parent_set = 0;
-    if (s.parent_len == 8)
-        for (int n = 0; n < 8; n++) parent_set |= s.parent[n];
-    int32_t code = (int32_t)s.code; /* an int32 field, as upb and the tuples read it */
-    PyObject *status = PyTuple_GET_ITEM(record_statuses, code >= 0 && code <= 2 ? code : 0);
-    PyObject *events = s.events;
-    if (PyTuple_GET_SIZE(s.events)) {
-        events = PyTuple_New(PyTuple_GET_SIZE(s.events));
-        for (Py_ssize_t n = 0; events != NULL && n < PyTuple_GET_SIZE(s.events); n++) {
-            PyObject *event = PyObject_CallOneArg(record_event, PyTuple_GET_ITEM(s.events, n));
-            if (event == NULL) Py_CLEAR(events);
-            else PyTuple_SET_ITEM(events, n, event);
-        }
-        Py_DECREF(s.events);
-    }
-    PyObject *values[R_FIELDS] = {
-        [R_TRACE_ID] = trace_hex,
-        [R_SPAN_ID] = hex_of(s.sid, s.sid_len),
-        [R_PARENT] = parent_set ? hex_of(s.parent, 8) : Py_NewRef(Py_None),
-        [R_NAME] = shared(sh->names, text_of(s.name, s.name_len)),
-        [R_START] = PyLong_FromUnsignedLongLong(s.start),
-        [R_END] = PyLong_FromUnsignedLongLong(s.stop),
-        [R_KIND] = PyLong_FromLong((int32_t)s.kind),
-        [R_STATUS_CODE] = Py_NewRef(status),
-        [R_STATUS_MESSAGE] = text_of(s.msg, s.msg_len),
-        [R_ATTRIBUTES] = s.attrs,
-        [R_EVENTS] = events,
-        [R_RESOURCE] = Py_NewRef(resource),
-        [R_SCOPE] = Py_NewRef(scope),
-    };
-    PyObject *record = record_type->tp_alloc(record_type, 0);
-    int ok = record != NULL;
-    for (int n = 0; n < R_FIELDS; n++) ok = ok && values[n] != NULL;
-    if (!ok) {
-        for (int n = 0; n < R_FIELDS; n++) Py_XDECREF(values[n]);
-        Py_XDECREF(record);
-        Py_XDECREF(trace);
-        Py_XDECREF(sid);
-        return NULL;
-    }
-    for (int n = 0; n < R_FIELDS; n++) /* the slots take the references */
-        *(PyObject **)((char *)record + record_offsets[n]) = values[n];
-    int candidate = is_candidate(sh->rule, values[R_ATTRIBUTES], values[R_NAME]);
+    PyObject *trace_hex = trace == NULL ? NULL : trace_hex_of(sh, trace, &s);
+    PyObject *record = record_of(sh, &s, trace_hex, resource, scope);
+    int candidate = record == NULL ? -1
+                    : is_candidate(sh->rule, field_of(record, R_ATTRIBUTES), field_of(record, R_NAME));
     PyObject *items[8] = {
-        PyLong_FromSsize_t(i), PyLong_FromSsize_t(j), PyLong_FromSsize_t(k), trace, sid,
-        PyLong_FromSsize_t(s.size), record,
+        PyLong_FromSsize_t(i), PyLong_FromSsize_t(j), PyLong_FromSsize_t(k), trace,
+        bytes_of(s.sid, s.sid_len), PyLong_FromSsize_t(s.size), record,
         candidate < 0 ? NULL : Py_NewRef(candidate ? Py_True : Py_False),
     };
     return tuple_of(items, 8);
 }
 
 int tracescore_records_bound(void) { return record_type != NULL; }
+
+/* -- scan_grouped: the valid spans of a request grouped by trace, the others rejected ------ */
+
+/* One trace of a request; see scan_grouped in _scan.c for what the caller reads of it. */
+typedef struct {
+    PyObject *key;        /* the trace id bytes */
+    PyObject *hex;        /* its hex str, shared by the group's records */
+    PyObject *records;    /* list of SpanRecord, in wire order */
+    PyObject *candidates; /* list of (i, j, k, SpanRecord) of the agent candidates */
+    Py_ssize_t size, lead, last_root, lead_candidates, first, first_attr;
+} Group;
+
+struct Grouping {
+    Group *groups; /* in order of first appearance */
+    Py_ssize_t n, cap;
+    PyObject *index;   /* trace id bytes -> position in groups */
+    PyObject *rejects; /* list of (i, j, k, trace_id, span_id, name) */
+    Py_ssize_t last;   /* the group of the previous valid span (spans of a trace come
+                          together, so most spans need no dict lookup), or -1 */
+    Py_ssize_t spans;  /* spans seen so far: the wire position of the next one */
+};
+
+Grouping *tracescore_grouping_new(void) {
+    Grouping *g = PyMem_Calloc(1, sizeof *g);
+    if (g == NULL) return (Grouping *)PyErr_NoMemory();
+    g->last = -1;
+    g->index = PyDict_New();
+    g->rejects = PyList_New(0);
+    if (g->index == NULL || g->rejects == NULL) {
+        tracescore_grouping_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void tracescore_grouping_free(Grouping *g) {
+    for (Py_ssize_t n = 0; n < g->n; n++) {
+        Group *p = &g->groups[n];
+        Py_XDECREF(p->key);
+        Py_XDECREF(p->hex);
+        Py_XDECREF(p->records);
+        Py_XDECREF(p->candidates);
+    }
+    PyMem_Free(g->groups);
+    Py_XDECREF(g->index);
+    Py_XDECREF(g->rejects);
+    PyMem_Free(g);
+}
+
+/* 16 (trace) or 8 (span) bytes, not all zero: what OTLP requires of ids. */
+static int valid_id(const uint8_t *data, Py_ssize_t len, Py_ssize_t want) {
+    uint8_t any = 0;
+    if (len != want) return 0;
+    for (Py_ssize_t n = 0; n < len; n++) any |= data[n];
+    return any != 0;
+}
+
+/* The group of a valid trace id, made at its first span (at: that span's wire position). */
+static Group *group_of(Grouping *g, const uint8_t *trace, Py_ssize_t at) {
+    if (g->last >= 0 && memcmp(PyBytes_AS_STRING(g->groups[g->last].key), trace, 16) == 0)
+        return &g->groups[g->last];
+    PyObject *key = bytes_of(trace, 16);
+    if (key == NULL) return NULL;
+    PyObject *known = PyDict_GetItemWithError(g->index, key);
+    if (known != NULL) {
+        Py_DECREF(key);
+        g->last = PyLong_AsSsize_t(known);
+        return &g->groups[g->last];
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    if (g->n == g->cap) {
+        Py_ssize_t cap = g->cap ? 2 * g->cap : 16;
+        Group *grown = PyMem_Realloc(g->groups, cap * sizeof *grown);
+        if (grown == NULL) {
+            Py_DECREF(key);
+            return (Group *)PyErr_NoMemory();
+        }
+        g->groups = grown;
+        g->cap = cap;
+    }
+    Group *p = &g->groups[g->n++]; /* counted now: grouping_free releases what is set */
+    *p = (Group){.key = key, .hex = hex_of(trace, 16), .records = PyList_New(0),
+                 .candidates = PyList_New(0), .last_root = -1, .first = at, .first_attr = -1};
+    PyObject *position = PyLong_FromSsize_t(g->n - 1);
+    int ok = p->hex != NULL && p->records != NULL && p->candidates != NULL &&
+             position != NULL && PyDict_SetItem(g->index, key, position) == 0;
+    Py_XDECREF(position);
+    if (!ok) return NULL;
+    g->last = g->n - 1;
+    return p;
+}
+
+/* A span with an invalid id: (i, j, k, trace_id, span_id, name) onto the rejects. Its record
+ * is built (and dropped) as for any span, so both paths fail on the same input. */
+static int reject(Shared *sh, Grouping *g, Parsed *s, Py_ssize_t i, Py_ssize_t j, Py_ssize_t k,
+                  PyObject *resource, PyObject *scope) {
+    PyObject *items[6] = {PyLong_FromSsize_t(i), PyLong_FromSsize_t(j), PyLong_FromSsize_t(k),
+                          bytes_of(s->trace, s->trace_len), bytes_of(s->sid, s->sid_len), NULL};
+    PyObject *record = record_of(sh, s, hex_of(s->trace, s->trace_len), resource, scope);
+    if (record != NULL) items[5] = Py_NewRef(field_of(record, R_NAME));
+    Py_XDECREF(record);
+    PyObject *item = tuple_of(items, 6);
+    int rc = item == NULL ? -1 : PyList_Append(g->rejects, item);
+    Py_XDECREF(item);
+    return rc;
+}
+
+/* Scan one Span message into its trace's group (or the rejects). 0, or -1 on error. */
+int tracescore_group_span(Ctx *ctx, Shared *sh, Grouping *g, const uint8_t *data, Py_ssize_t len,
+                          Py_ssize_t i, Py_ssize_t j, Py_ssize_t k, PyObject *resource,
+                          PyObject *scope) {
+    Parsed s;
+    if (tracescore_parse_span(ctx, data, len, &s)) return -1;
+    Py_ssize_t at = g->spans++;
+    if (!valid_id(s.trace, s.trace_len, 16) || !valid_id(s.sid, s.sid_len, 8))
+        return reject(sh, g, &s, i, j, k, resource, scope);
+    Group *p = group_of(g, s.trace, at);
+    if (p == NULL) {
+        Py_CLEAR(s.attrs);
+        Py_CLEAR(s.events);
+        return -1;
+    }
+    Py_ssize_t size = s.size; /* record_of takes s's objects, not its numbers */
+    PyObject *record = record_of(sh, &s, Py_NewRef(p->hex), resource, scope);
+    if (record == NULL) return -1;
+    PyObject *attrs = field_of(record, R_ATTRIBUTES);
+    int in_lead = p->first_attr < 0; /* no span of the trace had attributes yet */
+    if (PyDict_GET_SIZE(attrs)) {
+        if (in_lead) p->first_attr = at;
+        in_lead = 0;
+    } else if (in_lead) {
+        p->lead++;
+    }
+    if (field_of(record, R_PARENT) == Py_None) p->last_root = PyList_GET_SIZE(p->records);
+    p->size += size;
+    int candidate = is_candidate(sh->rule, attrs, field_of(record, R_NAME));
+    int rc = candidate < 0 ? -1 : PyList_Append(p->records, record);
+    if (rc == 0 && candidate) {
+        PyObject *items[4] = {PyLong_FromSsize_t(i), PyLong_FromSsize_t(j),
+                              PyLong_FromSsize_t(k), Py_NewRef(record)};
+        PyObject *item = tuple_of(items, 4);
+        rc = item == NULL ? -1 : PyList_Append(p->candidates, item);
+        Py_XDECREF(item);
+        p->lead_candidates += in_lead;
+    }
+    Py_DECREF(record);
+    return rc;
+}
+
+/* ({trace_id: (records, size, lead, last_root, candidates, lead_candidates, first,
+ *   first_attr)}, rejects), the groups in order of first appearance (new reference). */
+PyObject *tracescore_grouping_result(Grouping *g) {
+    PyObject *groups = PyDict_New();
+    for (Py_ssize_t n = 0; groups != NULL && n < g->n; n++) {
+        Group *p = &g->groups[n];
+        PyObject *items[8] = {
+            Py_NewRef(p->records), PyLong_FromSsize_t(p->size), PyLong_FromSsize_t(p->lead),
+            PyLong_FromSsize_t(p->last_root), Py_NewRef(p->candidates),
+            PyLong_FromSsize_t(p->lead_candidates), PyLong_FromSsize_t(p->first),
+            PyLong_FromSsize_t(p->first_attr),
+        };
+        PyObject *group = tuple_of(items, 8);
+        if (group == NULL || PyDict_SetItem(groups, p->key, group) < 0) Py_CLEAR(groups);
+        Py_XDECREF(group);
+    }
+    PyObject *items[2] = {groups, groups == NULL ? NULL : Py_NewRef(g->rejects)};
+    return tuple_of(items, 2);
+}

@@ -23,6 +23,17 @@
  *   allocated here and their slots filled directly (building one in Python, through the
  *   dataclass __init__, cost about as much as scanning its span). names: span name -> shared
  *   str; resources: raw resource bytes -> decoded dict, filled by resource_fn on a miss.
+ * scan_grouped(the arguments of scan_records) -> (groups, rejects): the same records grouped
+ *   by trace for the assembler, so its Python loop runs per trace, not per span. groups:
+ *   valid trace id bytes -> (records, attribute_bytes, lead, last_root, candidates,
+ *   lead_candidates, first, first_attr), in order of first appearance: the trace's records
+ *   in wire order and their summed attribute_bytes; lead: how many records before the first
+ *   with attributes; last_root: the index of the last record without a parent, or -1;
+ *   candidates: (rs, ss, span indices, record) of the candidate records, the first
+ *   lead_candidates of them within the lead; first, first_attr: the wire positions (among all
+ *   spans) of the trace's first span and first span with attributes (-1: none). rejects:
+ *   (rs, ss, span indices, trace_id, span_id, name) of the spans whose trace id is not 16
+ *   or span id not 8 non-zero bytes, in wire order. Records are built as scan_records does.
  * bind(SpanRecord, its field names, (UNSET, OK, ERROR), event_fn): once, before scan_records;
  *   refuses a class whose fields are not exactly the slots filled here.
  * cut_spans(body, {rs: {ss: {span indices}}}) -> (the rest of body, held spans): _cut.c.
@@ -269,6 +280,7 @@ typedef struct {
     Shared shared;
     PyObject *resources;   /* raw resource bytes -> decoded dict (the caller's cache) */
     PyObject *resource_fn; /* raw resource bytes -> decoded dict, filling that cache */
+    Grouping *grouping;    /* scan_grouped: spans go to their trace's group, not the list */
 } Records;
 
 /* Every span of body, as tuples (records == NULL) or records, appended to a new list. */
@@ -334,6 +346,14 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
                 next_field(&r, ss_end, &h); /* checked above */
                 if (h.number != 2 || h.wire != 2) continue;
                 k++;
+                if (records != NULL && records->grouping != NULL) {
+                    if (tracescore_group_span(ctx, &records->shared, records->grouping, h.data,
+                                              h.len, i, j, k, resource, scope) == 0)
+                        continue;
+                    Py_DECREF(scope);
+                    Py_DECREF(resource);
+                    goto fail;
+                }
                 PyObject *item =
                     records == NULL
                         ? span(ctx, h.data, h.len, i, j, k, resource, scope)
@@ -380,10 +400,11 @@ static int valid_rule(PyObject *rule) {
     return 1;
 }
 
-static PyObject *scan_records(PyObject *self, PyObject *args) {
+/* scan_records and scan_grouped: the same arguments, records as tuples or grouped. */
+static PyObject *scan_with(PyObject *args, const char *caller, int grouped) {
     Py_buffer body;
     Ctx ctx;
-    Records records;
+    Records records = {.grouping = NULL};
     PyObject *rule = Py_None;
     if (!PyArg_ParseTuple(args, "y*O!OOOnO!O!O|O", &body, &PyDict_Type, &ctx.keys,
                           &ctx.classify, &ctx.decode_value, &ctx.slow_kv, &ctx.overhead,
@@ -393,16 +414,28 @@ static PyObject *scan_records(PyObject *self, PyObject *args) {
     records.shared.rule = rule == Py_None ? NULL : rule;
     PyObject *out = NULL;
     if (rule != Py_None && !valid_rule(rule)) {
-        PyErr_SetString(PyExc_TypeError,
-                        "scan_records: rule must be (str, object, str, tuple of str) or None");
+        PyErr_Format(PyExc_TypeError,
+                     "%s: rule must be (str, object, str, tuple of str) or None", caller);
     } else if (!tracescore_records_bound()) {
-        PyErr_SetString(PyExc_RuntimeError, "scan_records before bind()");
+        PyErr_Format(PyExc_RuntimeError, "%s before bind()", caller);
+    } else if (grouped && (records.grouping = tracescore_grouping_new()) == NULL) {
+        /* the error is set */
     } else if ((records.shared.trace_ids = PyDict_New()) != NULL) {
         out = walk(&ctx, &body, &records);
         Py_DECREF(records.shared.trace_ids);
+        if (out != NULL && grouped) Py_SETREF(out, tracescore_grouping_result(records.grouping));
     }
+    if (records.grouping != NULL) tracescore_grouping_free(records.grouping);
     PyBuffer_Release(&body);
     return out;
+}
+
+static PyObject *scan_records(PyObject *self, PyObject *args) {
+    return scan_with(args, "scan_records", 0);
+}
+
+static PyObject *scan_grouped(PyObject *self, PyObject *args) {
+    return scan_with(args, "scan_grouped", 1);
 }
 
 static PyMethodDef methods[] = {
@@ -411,6 +444,9 @@ static PyMethodDef methods[] = {
     {"scan_records", scan_records, METH_VARARGS,
      "The spans of an OTLP trace request as (i, j, k, trace_id, span_id, size, SpanRecord, "
      "candidate)."},
+    {"scan_grouped", scan_grouped, METH_VARARGS,
+     "The spans of an OTLP trace request grouped by trace: ({trace_id: (records, size, lead, "
+     "last_root, candidates, lead_candidates, first, first_attr)}, rejects)."},
     {"cut_spans", tracescore_cut_spans, METH_VARARGS,
      "cut_spans(body, {rs: {ss: {span indices}}}) -> (the rest of body, {(rs, ss, span): "
      "(resource header, scope header, span bytes)})."},

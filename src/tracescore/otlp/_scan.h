@@ -151,6 +151,9 @@ typedef struct {
     PyObject *rule;      /* agent candidates: (attribute, value, name prefix, keys), or NULL */
 } Shared;
 
+/* Spans grouped by trace while they are scanned (scan_grouped; _records.c). */
+typedef struct Grouping Grouping;
+
 /* _scan.c */
 int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *s);
 /* _records.c */
@@ -159,6 +162,12 @@ int tracescore_records_bound(void);
 PyObject *tracescore_span_record(Ctx *ctx, Shared *sh, const uint8_t *data, Py_ssize_t len,
                                  Py_ssize_t i, Py_ssize_t j, Py_ssize_t k, PyObject *resource,
                                  PyObject *scope);
+Grouping *tracescore_grouping_new(void);
+int tracescore_group_span(Ctx *ctx, Shared *sh, Grouping *g, const uint8_t *data, Py_ssize_t len,
+                          Py_ssize_t i, Py_ssize_t j, Py_ssize_t k, PyObject *resource,
+                          PyObject *scope);
+PyObject *tracescore_grouping_result(Grouping *g);
+void tracescore_grouping_free(Grouping *g);
 /* _cut.c */
 PyObject *tracescore_cut_spans(PyObject *self, PyObject *args);
 /* _genai.c */

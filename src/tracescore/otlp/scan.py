@@ -25,6 +25,7 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from tracescore.model.span import AttrValue, SpanEvent, SpanRecord, StatusCode
+from tracescore.otlp.grouping import Grouped, group_records
 from tracescore.otlp.wire import read_varint
 
 __all__ = [
@@ -176,6 +177,23 @@ class SpanReader:
         if len(self._names) > _NAME_CACHE_LIMIT:
             self._names.clear()
         return out
+
+    def grouped(self, body: bytes) -> Grouped:
+        """The records of `body` grouped by trace, and its spans with invalid ids (see
+        `otlp.grouping`); natively built along with the scan, like `records`."""
+        if _scan_grouped is None:
+            return self.python_grouped(body)
+        out = _scan_grouped(
+            body, self._keys, self._classify, _decode_value_bytes, self._slow_kv,
+            ATTRIBUTE_OVERHEAD, self._names, self._resources, self.resource, self._candidates,
+        )  # fmt: skip
+        if len(self._names) > _NAME_CACHE_LIMIT:
+            self._names.clear()
+        return out
+
+    def python_grouped(self, body: bytes) -> Grouped:
+        """`grouped` made from `python_records`: the native path's twin."""
+        return group_records(self.python_records(body))
 
     def python_records(self, body: bytes) -> list[ScannedRecord]:
         """`records` made by the pure-Python scanner and builder: the native path's twin."""
@@ -401,16 +419,18 @@ def python_scan_spans(
 
 _scan_spans: Callable[..., list[ScannedSpan]]
 _scan_records: Callable[..., list[ScannedRecord]] | None
+_scan_grouped: Callable[..., Grouped] | None
 try:
     # mypy knows the module only where it was built: the ignore is unused there.
     from tracescore.otlp import _scan  # type: ignore[attr-defined,unused-ignore]
 
     NATIVE = True
 except ImportError:  # built without a C compiler
-    _scan_spans, _scan_records = python_scan_spans, None
+    _scan_spans, _scan_records, _scan_grouped = python_scan_spans, None, None
     NATIVE = False
 else:
     _scan_spans, _scan_records = _scan.scan_spans, _scan.scan_records
+    _scan_grouped = _scan.scan_grouped
     # Records are made without running __init__: the extension checks every field is a slot.
     _scan.bind(
         SpanRecord,

@@ -1,0 +1,152 @@
+"""Spans grouped by trace while scanning: the native grouping, its Python twin and the records.
+
+The assembler decides per trace from these groups what it decided per span before, so a group
+that lost a record, miscounted its lead or misplaced a position would change what it keeps.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from support.agent_spans import kv
+from support.otlp_proto import request_bodies, request_of
+from tracescore.otlp import scan
+from tracescore.otlp.grouping import Grouped, group_records
+from tracescore.otlp.scan import CandidateRule, SpanReader
+from tracescore.pipeline.scoring import AGENT_CANDIDATES
+from tracescore.trajectory import needed_attribute
+
+TESTDATA = Path(__file__).parents[1] / "testdata"
+FIXTURES = sorted(
+    path
+    for pattern in (
+        "frameworks/*.otlp.json",
+        "judges/*.otlp.json",
+        "traces/*/input.otlp.json",
+        "regressions/*.otlp.json",
+    )
+    for path in TESTDATA.glob(pattern)
+)
+RULE = CandidateRule("op", "agent", "invoke", ("marker.a", "marker.b"))
+A, B, C = b"\x0a" * 16, b"\x0b" * 16, b"\x0c" * 16
+
+
+def _agree(body: bytes, keep: Any = None, rule: CandidateRule | None = None) -> Grouped:
+    """The native grouping of body, checked against the twin and against the records."""
+    native = SpanReader(keep, rule).grouped(body)
+    twin = SpanReader(keep, rule).python_grouped(body)
+    assert native == twin
+    assert list(native[0]) == list(twin[0]), "groups come in order of first appearance"
+    assert native == group_records(SpanReader(keep, rule).records(body))
+    return native
+
+
+def test_the_native_grouping_is_used() -> None:
+    assert scan.NATIVE
+    assert scan._scan_grouped is not None
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("keep", [None, needed_attribute], ids=["all-keys", "needed-keys"])
+def test_native_groups_equal_the_twin_on_every_fixture(path: Path, keep: Any) -> None:
+    for body in request_bodies(path):
+        for rule in (None, AGENT_CANDIDATES):
+            groups, rejects = _agree(body, keep, rule)
+            records = SpanReader(keep, rule).records(body)
+            assert sum(len(g[0]) for g in groups.values()) + len(rejects) == len(records)
+
+
+def _span(
+    trace: bytes, n: int, *, parent: bool = True, name: str = "", **attributes: object
+) -> Span:
+    span = Span(trace_id=trace, span_id=bytes([n]) * 8, name=name or f"s{n}")
+    if parent:
+        span.parent_span_id = b"\x99" * 8
+    span.attributes.extend(kv(k, v) for k, v in attributes.items())
+    return span
+
+
+def test_a_group_summarizes_what_the_assembler_decides_per_span() -> None:
+    spans = [
+        _span(A, 1, parent=False, name="invoke s1"),  # 0: in A's lead, a root, a candidate
+        Span(trace_id=bytes(16), span_id=b"\x01" * 8, name="zero trace"),  # 1: rejected
+        _span(B, 2, x=1),  # 2: B's first span, with attributes
+        _span(A, 3),  # 3: still A's lead
+        _span(A, 4, op="agent"),  # 4: A's first span with attributes, a candidate
+        Span(trace_id=A, span_id=b"\x05" * 4, name="short span id"),  # 5: rejected
+        _span(A, 6, parent=False),  # 6: a second root of A
+        _span(C, 7),  # 7: C has no span with attributes
+    ]
+    groups, rejects = _agree(request_of(*spans), None, RULE)
+    assert list(groups) == [A, B, C]
+    records, size, lead, last_root, candidates, lead_candidates, first, first_attr = groups[A]
+    assert [r.name for r in records] == ["invoke s1", "s3", "s4", "s6"]
+    assert (lead, last_root, lead_candidates, first, first_attr) == (2, 3, 1, 0, 4)
+    assert [(c[:3], c[3].name) for c in candidates] == [((0, 0, 0), "invoke s1"), ((0, 0, 4), "s4")]
+    assert size == scan.ATTRIBUTE_OVERHEAD + len("agent")
+    assert groups[B][1:4] + groups[B][5:] == (scan.ATTRIBUTE_OVERHEAD, 0, -1, 0, 2, 2)
+    assert groups[C][2:4] + groups[C][6:] == (1, -1, 7, -1)
+    assert [(r[:3], r[5]) for r in rejects] == [
+        ((0, 0, 1), "zero trace"),
+        ((0, 0, 5), "short span id"),
+    ]
+    assert rejects[1][3:5] == (A, b"\x05" * 4)
+
+
+_TRACES = [A, B, C, bytes(16), b"\x0d" * 8, b""]
+_SPAN_IDS = [b"\x01" * 8, b"\x02" * 8, bytes(8), b"\x03" * 4, b""]
+_ATTRIBUTES = [
+    {},
+    {},
+    {"op": "agent"},
+    {"op": "chat", "gen_ai.operation.name": "chat"},
+    {"marker.b": True},
+    {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "shop"},
+    {"http.request.method": "POST"},
+]
+_span_strategy = st.builds(
+    lambda trace, sid, parent, name, attributes: _odd_span(trace, sid, parent, name, attributes),
+    st.sampled_from(_TRACES),
+    st.sampled_from(_SPAN_IDS),
+    st.sampled_from([b"", bytes(8), b"\x07" * 8, b"\x07" * 3]),
+    st.sampled_from(["invoke_agent shop", "invoke x", "chat", "POST", ""]),
+    st.sampled_from(_ATTRIBUTES),
+)
+
+
+def _odd_span(
+    trace: bytes, sid: bytes, parent: bytes, name: str, attributes: dict[str, Any]
+) -> Span:
+    span = Span(trace_id=trace, span_id=sid, parent_span_id=parent, name=name)
+    span.attributes.extend(kv(k, v) for k, v in attributes.items())
+    return span
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.lists(st.lists(_span_strategy, max_size=6), max_size=3), max_size=3),
+    st.sampled_from([None, needed_attribute, lambda key: key == "op"]),
+    st.sampled_from([None, RULE, AGENT_CANDIDATES]),
+)
+def test_generated_requests_group_alike(
+    layout: list[list[list[Span]]], keep: Any, rule: CandidateRule | None
+) -> None:
+    # Interleaved traces, invalid ids, spans without attributes first, several roots and
+    # candidates, and resources or scopes without spans.
+    request = ExportTraceServiceRequest()
+    for scopes in layout:
+        rs = request.resource_spans.add()
+        rs.resource.attributes.append(kv("service.name", "svc"))
+        for spans in scopes:
+            rs.scope_spans.add().spans.extend(spans)
+    body = request.SerializeToString()
+    groups, rejects = _agree(body, keep, rule)
+    flat = [s for scopes in layout for spans in scopes for s in spans]
+    assert sum(len(g[0]) for g in groups.values()) + len(rejects) == len(flat)
