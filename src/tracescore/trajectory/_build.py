@@ -7,14 +7,18 @@ is the run. Runs are built deepest first so a parent can embed its sub-agents' s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
+from operator import attrgetter
+from typing import Any
 
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import AgentStep, Step, Trajectory
 from tracescore.trajectory._classify import classify
+from tracescore.trajectory._flat import build_flat_run
+from tracescore.trajectory._genai_native import FALLBACK
 from tracescore.trajectory._options import BuildOptions, BuildResult
-from tracescore.trajectory._pydantic_ai import is_output_tool
+from tracescore.trajectory._run import run_trajectory
 from tracescore.trajectory._steps import RunParts, build_steps
 from tracescore.trajectory._tree import NODE_KEY, Issues, Node, build_forest
 from tracescore.trajectory._values import clean_text
@@ -22,8 +26,13 @@ from tracescore.trajectory._views import SpanView
 
 __all__ = ["build_trajectories"]
 
+_TRACE_ID = attrgetter("trace_id")
 _HINT_ROLES = ("other", "agent")
 _DEFAULT_OPTIONS = BuildOptions()  # frozen, so one instance serves every call
+
+# A module variable, read on every call, so tests can switch the fast path off (None).
+_flat_run: Callable[[list[SpanRecord], BuildOptions, dict[str, Any]], Trajectory | None] | None
+_flat_run = build_flat_run
 
 
 def build_trajectories(
@@ -36,7 +45,7 @@ def build_trajectories(
     """
     options = options or _DEFAULT_OPTIONS
     spans = list(spans)
-    trace_ids = {span.trace_id for span in spans}
+    trace_ids = set(map(_TRACE_ID, spans))
     if len(trace_ids) == 1:  # one trace (what the service builds): no order of traces to decide
         trajectories, warnings = _build_trace(trace_ids.pop(), spans, options)
         return BuildResult(trajectories, warnings)
@@ -59,9 +68,14 @@ def build_trajectories(
 def _build_trace(
     trace_id: str, spans: list[SpanRecord], options: BuildOptions
 ) -> tuple[list[Trajectory], list[str]]:
+    views: dict[str, Any] = {}  # span id -> what the fast path read (see `_read_and_assign`)
+    if _flat_run is not None:
+        flat = _flat_run(spans, options, views)
+        if flat is not None:
+            return [flat], []
     issues = Issues(trace_id)
     nodes, roots, parents_first = build_forest(spans, issues)
-    runs = _read_and_assign(parents_first, options, issues)
+    runs = _read_and_assign(parents_first, options, issues, views)
     members: dict[Node | None, list[Node]] = {}
     for node in nodes:  # nodes are in (start, end, span id) order, so members are too
         group = members.get(node.owner)
@@ -94,9 +108,14 @@ def _build_trace(
 
 
 def _read_and_assign(
-    parents_first: list[Node], options: BuildOptions, issues: Issues
+    parents_first: list[Node],
+    options: BuildOptions,
+    issues: Issues,
+    views: dict[str, Any],
 ) -> list[Node]:
-    """Classify every node and give it its run; return the run nodes, parents first.
+    """Classify every node (unless `views` has its view by span id, as the fast path leaves it
+    when it declines; FALLBACK there means not read) and give it its run; return the run
+    nodes, parents first.
 
     A node inherits from its parent (already done, as nodes come parents first): its run is
     the parent when the parent is a run, else the parent's run, and its tool ancestor is the
@@ -106,11 +125,14 @@ def _read_and_assign(
     depths: dict[Node, int] = {}  # a run's depth: the runs from a root down to it
     max_depth = options.max_agent_depth
     for node in parents_first:
-        try:
-            view = node.view = classify(node.span, options)
-        except Exception as exc:  # a reader bug must cost one span, never the trace
-            issues.add("spans that could not be read", f"{node.span_id}: {exc!r}"[:200])
-            view = node.view = None
+        view = views.get(node.span_id, FALLBACK) if views else FALLBACK
+        if view is FALLBACK:  # not read yet
+            try:
+                view = classify(node.span, options)
+            except Exception as exc:  # a reader bug must cost one span, never the trace
+                issues.add("spans that could not be read", f"{node.span_id}: {exc!r}"[:200])
+                view = None
+        node.view = view
         if view is not None and view.warnings:
             for warning in view.warnings:
                 issues.add(warning, node.span_id)
@@ -201,22 +223,9 @@ def _build_run(
     )
     steps = build_steps(parts, options)
     built[run_node] = (agent, steps)
-    span = run_node.span
-    # Positional (keywords cost several times more), in field order: trace id, span id, agent,
-    # input, output, available tools, steps, start, end, complete, attributes, resource.
-    return Trajectory(
-        span.trace_id,
-        run_node.span_id,
-        agent,
-        _input(hints, models),
-        _output(hints, models),
-        _tools(hints, models, options),
-        steps,
-        span.start_ns or None,
-        span.end_ns or None,
-        True,
-        dict(span.attributes),
-        span.resource,
+    model_views = [node.view for node in models if node.view is not None]
+    return run_trajectory(
+        run_node.span, run_node.span_id, agent, hints, model_views, steps, options
     )
 
 
@@ -225,61 +234,6 @@ def _first(values: Iterable[str | None]) -> str | None:
         if value:
             return value
     return None
-
-
-def _resolve(value: object) -> str | None:
-    if callable(value):
-        value = value()
-    return value if isinstance(value, str) and value else None
-
-
-def _input(hints: list[SpanView], models: list[Node]) -> str | None:
-    for hint in hints:
-        text = _resolve(hint.input)
-        if text:
-            return text
-    for node in models:
-        assert node.view is not None
-        value = node.view.input
-        if value is not None:  # most model spans recorded no input: skip the call
-            text = _resolve(value)
-            if text:
-                return text
-    return None
-
-
-def _output(hints: list[SpanView], models: list[Node]) -> str | None:
-    for hint in hints:
-        if hint.output:
-            return hint.output
-    # Else the last model answer that asked for no tool: the final answer of the loop.
-    for node in reversed(models):
-        view = node.view
-        assert view is not None
-        if view.output and not view.requests:
-            return view.output
-    return None
-
-
-def _tools(hints: list[SpanView], models: list[Node], options: BuildOptions) -> tuple[str, ...]:
-    names: list[str] = []
-    sources = [h.tools for h in hints if h.tools]
-    if not sources:
-        sources = [n.view.tools for n in models if n.view is not None and n.view.tools]
-        if not sources:
-            return ()
-    excluded = set(options.output_tool_names)
-    for node in models:
-        if node.view is not None and node.view.output_tool_names:
-            excluded.update(node.view.output_tool_names)
-    for tools in sources:
-        for name in tools:
-            if name in names:
-                continue
-            if not options.include_output_tools and is_output_tool(name, tuple(excluded)):
-                continue
-            names.append(name)
-    return tuple(names)
 
 
 def _trajectory_key(t: Trajectory) -> tuple[int, int, str]:

@@ -29,6 +29,7 @@ __all__ = [
     "NEEDED_PREFIXES",
     "attribute_filter",
     "classify",
+    "classify_in_python",
     "needed_attribute",
 ]
 
@@ -79,6 +80,11 @@ def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None:
         view = _read_plain_genai(span, options.max_value_chars)
         if view is not FALLBACK:
             return view
+    return classify_in_python(span, options)
+
+
+def classify_in_python(span: SpanRecord, options: BuildOptions) -> SpanView | None:
+    """`classify` without the native reader: for a span it declined (FALLBACK)."""
     attrs = span.attributes
     name = span.name
     # Most spans carry no marker of another convention: then only GenAI may read them.

@@ -15,6 +15,7 @@ from operator import itemgetter
 from typing import Any
 
 from tracescore import semconv
+from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import AgentStep, ModelCall, Step, ToolCall, ToolStatus
 from tracescore.trajectory._join import Request, join
 from tracescore.trajectory._messages import lenient
@@ -22,9 +23,9 @@ from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import is_output_tool
 from tracescore.trajectory._tree import Node
 from tracescore.trajectory._values import as_text, clean_id, clean_text
-from tracescore.trajectory._views import MISSING, LazyResponses, Response, ToolRequest
+from tracescore.trajectory._views import MISSING, LazyResponses, Response, SpanView, ToolRequest
 
-__all__ = ["RunParts", "build_steps"]
+__all__ = ["RunParts", "build_steps", "executed_call", "model_call", "shows_unrequested"]
 
 
 @dataclass(slots=True)
@@ -51,16 +52,7 @@ def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
         view = model.view
         assert view is not None
         span = model.span
-        # Positional, in field order: model, input and output tokens, start, end, span id.
-        step = ModelCall(
-            view.model,
-            view.input_tokens,
-            view.output_tokens,
-            span.start_ns or None,
-            span.end_ns or None,
-            model.span_id,
-        )
-        model_steps.append((model.key, step))
+        model_steps.append((model.key, model_call(view, span, model.span_id)))
         if view.output_tool_names:
             output_tools.update(view.output_tool_names)
         if view.requests is None:
@@ -90,7 +82,16 @@ def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
     decisions: dict[str, str] | None = None
     for item in requests:
         if item.execution is not None:
-            call = _executed(item.execution, item.request, parts.agent, options)
+            execution = item.execution
+            assert execution.view is not None
+            call = executed_call(
+                execution.view,
+                execution.span,
+                execution.span_id,
+                item.request,
+                parts.agent,
+                options,
+            )
             anchor = item.execution.span.start_ns
         else:
             if responses is None:
@@ -103,10 +104,10 @@ def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
             requested.append((anchor, call))
     others: list[tuple[tuple[int, int, str], Step]] = []
     for node in unmatched:
-        call = _executed(node, None, parts.agent, options)
-        if options.include_output_tools or not (
-            (node.view is not None and node.view.output_tool) or is_output_tool(call.name, names)
-        ):
+        view = node.view
+        assert view is not None
+        call = executed_call(view, node.span, node.span_id, None, parts.agent, options)
+        if shows_unrequested(view, call, names, options):
             others.append((node.key, call))
     others += model_steps
     others.extend((node.key, step) for node, step in parts.subagents)
@@ -150,11 +151,28 @@ def _fill(outer: Node, inner: Node) -> None:
         a.error, a.error_type, a.error_message = True, b.error_type, b.error_message
 
 
-def _executed(
-    node: Node, request: ToolRequest | None, agent: str | None, options: BuildOptions
+def model_call(view: SpanView, span: SpanRecord, span_id: str) -> ModelCall:
+    """The step of one model span (the flat-run builder makes them here too)."""
+    # Positional, in field order: model, input and output tokens, start, end, span id.
+    return ModelCall(
+        view.model,
+        view.input_tokens,
+        view.output_tokens,
+        span.start_ns or None,
+        span.end_ns or None,
+        span_id,
+    )
+
+
+def executed_call(
+    view: SpanView,
+    span: SpanRecord,
+    span_id: str,
+    request: ToolRequest | None,
+    agent: str | None,
+    options: BuildOptions,
 ) -> ToolCall:
-    view = node.view
-    assert view is not None
+    """The step of one tool span, completed by the request it answered (if any)."""
     status: ToolStatus = "ok"
     if view.pause_reason is not None:
         status = "paused"
@@ -163,8 +181,7 @@ def _executed(
     arguments = view.arguments
     if arguments is MISSING:
         arguments = lenient(request.arguments, options.max_value_chars) if request else None
-    name = view.tool_name or (request.name if request else None) or clean_text(node.span.name)
-    span = node.span
+    name = view.tool_name or (request.name if request else None) or clean_text(span.name)
     failed = status == "error"
     # Positional, in field order (one is built per tool call).
     return ToolCall(
@@ -178,8 +195,18 @@ def _executed(
         view.pause_reason,
         span.start_ns or None,
         span.end_ns or None,
-        node.span_id,
+        span_id,
         agent,
+    )
+
+
+def shows_unrequested(
+    view: SpanView, call: ToolCall, output_tools: tuple[str, ...], options: BuildOptions
+) -> bool:
+    """Whether an execution no request asked for is a step: output tools are left out unless
+    `include_output_tools`."""
+    return options.include_output_tools or not (
+        view.output_tool or is_output_tool(call.name, output_tools)
     )
 
 

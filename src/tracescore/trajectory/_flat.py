@@ -1,0 +1,170 @@
+"""The fast path of the builder for the common shape of a trace: one flat agent run.
+
+A flat run is a trace with no repair to make and nothing to join: one agent span at its root,
+whose tool and model spans are its direct children; every span has its own id and a known kind,
+every parent arrived and sorts before its children; no model span recorded the calls it asked
+for (so there are no requests to join to executions), and no view has a warning. Its steps are
+then the tool and model spans in (start, end, span id) order, which the general builder
+(`_build`) finds after building the forest, assigning runs and joining requests: here one pass
+over the sorted spans builds them, with the step and trajectory builders the general path uses.
+
+`build_flat_run` answers exactly what the general path answers for such a trace, or None for
+any other trace, before doing anything but classifying spans; the views it read are kept for the
+general path, which then does not read those spans again. The tests compare both paths on every
+fixture trace, the benchmark's runs and generated variations.
+
+The structure is checked in one loop over the sorted spans, before any span is read; the
+native reader then reads every span in one `map`, and the Python readers only what it declines.
+"""
+
+from __future__ import annotations
+
+from itertools import islice, repeat
+from operator import attrgetter
+from typing import Any
+
+from tracescore.model.span import SpanRecord
+from tracescore.model.trajectory import Step, Trajectory
+from tracescore.trajectory import _classify
+from tracescore.trajectory._classify import classify_in_python
+from tracescore.trajectory._genai_native import FALLBACK
+from tracescore.trajectory._options import BuildOptions
+from tracescore.trajectory._run import run_trajectory
+from tracescore.trajectory._steps import executed_call, model_call, shows_unrequested
+from tracescore.trajectory._values import clean_text
+from tracescore.trajectory._views import SpanView
+
+__all__ = ["build_flat_run"]
+
+_KNOWN_KINDS = frozenset(range(6))  # as `_tree`: another kind is warned about, so not flat
+_START = attrgetter("start_ns")
+_ID = attrgetter("span_id")
+_KEY = attrgetter("start_ns", "end_ns", "span_id")
+"""The order of steps, as the general path's `Node.key`."""
+
+
+def build_flat_run(
+    spans: list[SpanRecord], options: BuildOptions, views: dict[str, Any]
+) -> Trajectory | None:
+    """The one trajectory of a trace's `spans` when they are a flat run, else None.
+
+    `views` receives what was read of each span, by span id (ids are then known distinct and
+    non-empty, so each names one span): a view, None, or FALLBACK for a span not read yet, for
+    the general path to reuse when this returns None.
+    """
+    if not spans:
+        return None
+    try:
+        ordered = _forward_tree(spans)
+    except TypeError:  # ids, kinds or times of unexpected types: the general path copes
+        return None
+    if ordered is None:
+        return None
+    native = _classify._read_plain_genai  # read on every call, as `classify` does
+    try:
+        read = (
+            list(map(native, ordered, repeat(options.max_value_chars)))
+            if native is not None
+            else [FALLBACK] * len(ordered)
+        )
+    except Exception:  # the general path reads the spans again and warns
+        return None
+    python_views: dict[str, SpanView | None] = {}
+    trajectory = _flat_run(ordered, read, options, python_views)
+    if trajectory is None:  # keep every view read for the general path
+        views.update(zip(map(_ID, ordered), read, strict=True))
+        views.update(python_views)
+    return trajectory
+
+
+def _flat_run(
+    ordered: list[SpanRecord],
+    read: list[Any],
+    options: BuildOptions,
+    python_views: dict[str, SpanView | None],
+) -> Trajectory | None:
+    """The trajectory of the forest `ordered` read natively as `read` (FALLBACK for the spans
+    still to read in Python, kept in `python_views`), or None unless it is a flat run."""
+    root = ordered[0]
+    root_id = root.span_id
+    agent_view = _python_read(root, read[0], options, python_views)
+    if agent_view is None or agent_view.role != "agent" or agent_view.warnings:
+        return None
+    if agent_view.requests:  # the agent span's exchange would be joined to executions
+        return None
+    agent = agent_view.agent_name or clean_text(root.name)
+    output_tools = options.output_tool_names
+    models: list[SpanView] = []
+    steps: list[Step] = []
+    for span, view in islice(zip(ordered, read, strict=True), 1, None):
+        if view is FALLBACK:
+            view = _python_read(span, view, options, python_views)
+        if view is None:
+            continue
+        if view.warnings:
+            return None
+        role = view.role
+        if role == "tool":
+            # Under the agent span itself: no outer tool span to merge into, no nested run.
+            if span.parent_span_id != root_id or view.output_tool:
+                return None
+            call = executed_call(view, span, span.span_id, None, agent, options)
+            if shows_unrequested(view, call, output_tools, options):
+                steps.append(call)
+        elif role == "model":
+            # Recorded requests are joined to executions; output tools change what is shown.
+            if (
+                span.parent_span_id != root_id
+                or view.requests is not None
+                or view.output_tool_names
+            ):
+                return None
+            models.append(view)
+            steps.append(model_call(view, span, span.span_id))
+        elif role == "agent":
+            return None  # a second agent: a sub-run, or one nested too deep
+    return run_trajectory(root, root_id, agent, [agent_view], models, tuple(steps), options)
+
+
+def _forward_tree(spans: list[SpanRecord]) -> list[SpanRecord] | None:
+    """`spans` in (start, end, span id) order, or None unless they need no repair and no
+    walk: distinct non-empty str ids, known kinds, one root, every other span's parent present
+    and sorting before it (so no cycle, no clock skew); the root then sorts first."""
+    # With distinct starts (the usual case), the start alone orders spans as the full key does,
+    # and int keys sort three times cheaper than tuples.
+    starts_differ = len(set(map(_START, spans))) == len(spans)
+    ordered = sorted(spans, key=_START if starts_differ else _KEY)
+    root = ordered[0]
+    root_id = root.span_id
+    if root_id.__class__ is not str or not root_id or root.parent_span_id:
+        return None
+    if root.kind not in _KNOWN_KINDS:
+        return None
+    seen = {root_id}  # ids of the spans before, in order; a root's parent (falsy) is not one
+    add = seen.add
+    for span in islice(ordered, 1, None):
+        sid = span.span_id
+        if sid.__class__ is not str or not sid or sid in seen:
+            return None
+        if span.parent_span_id not in seen or span.kind not in _KNOWN_KINDS:
+            return None
+        add(sid)
+    return ordered
+
+
+def _python_read(
+    span: SpanRecord, view: Any, options: BuildOptions, views: dict[str, SpanView | None]
+) -> SpanView | None:
+    """`view`, or when it is FALLBACK the Python reader's view (kept in `views`)."""
+    if view is not FALLBACK:
+        return view  # type: ignore[no-any-return]
+    try:
+        view = views[span.span_id] = classify_in_python(span, options)
+    except Exception:
+        # A warning makes the fast path decline; `views` has no view of the span, so the
+        # general path reads it again and warns that it could not be read.
+        return _UNREADABLE
+    return view  # type: ignore[no-any-return]
+
+
+_UNREADABLE = SpanView("other", "unreadable", warnings=("could not be read",))
