@@ -6,6 +6,7 @@ that lost a record, miscounted its lead or misplaced a position would change wha
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,15 @@ def _agree(body: bytes, keep: Any = None, rule: CandidateRule | None = None) -> 
 def test_the_native_grouping_is_used() -> None:
     assert scan.NATIVE
     assert scan._scan_grouped is not None
+
+
+def test_native_records_are_out_of_the_cyclic_gcs_view() -> None:
+    # Held records are most of what `serve` keeps alive; tracked, every collection walked them.
+    body = request_of(_span(A, 1, k="v"), _span(A, 2, parent=False, count=2))
+    groups, _ = SpanReader().grouped(body)
+    records = [*groups[A][0], *(r[-2] for r in SpanReader().records(body))]
+    assert len(records) == 4
+    assert not any(gc.is_tracked(record) for record in records)
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
