@@ -44,7 +44,6 @@ class _PerSpanAssembler(Assembler):
             scanned = self._reader.records(body)
         except Exception as exc:
             raise InputError(f"unreadable OTLP request: {exc}") from exc
-        agent_name, wants, hold = self._hooks.agent_name, self._hooks.wants, self._forwarding
         for i, j, k, tid, sid, size, record, candidate in scanned:
             if len(tid) != 16 or len(sid) != 8 or tid == _ZERO16 or sid == _ZERO8:
                 self._reject(result, (i, j, k), tid, sid, record.name, remove)
@@ -68,15 +67,8 @@ class _PerSpanAssembler(Assembler):
             touched[tid] = trace
             if record.parent_span_id is None:
                 trace.anchored = True
-            if not candidate:
-                continue
-            agent = agent_name(record)
-            if agent is None:
-                continue
-            trace.anchored = True
-            if hold and record.span_id not in trace.held and wants(record, agent):
-                remove.setdefault(i, {}).setdefault(j, set()).add(k)
-                holds.append(((i, j, k), trace, record.span_id))
+            if candidate:
+                self._candidate(record, trace, (i, j, k), remove, holds)
         self.spans += kept
         self.nbytes += kept_bytes
         anchored = self._anchored
@@ -85,16 +77,7 @@ class _PerSpanAssembler(Assembler):
             if trace.anchored:
                 anchored[tid] = trace
                 anchored.move_to_end(tid)
-        result.accepted = accepted
-        if late:
-            self._counters.spans_late(late)
-        if accepted:
-            self._counters.spans_received(accepted)
-        if result.rejected:
-            self._counters.spans_rejected(result.rejected)
-        if hold:
-            self._forward_request(body, remove, holds, accepted)
-        self._gauges()
+        self._conclude(result, accepted, late, body, remove, holds)
         return result
 
 

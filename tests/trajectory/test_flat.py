@@ -8,12 +8,10 @@ variation that needs the general path (a repair, a warning, a join, a sub-run) m
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,16 +19,10 @@ import pytest
 from tracescore import semconv
 from tracescore.model.span import SpanRecord, StatusCode
 from tracescore.model.trajectory import Trajectory
-from tracescore.otlp import read_trace_files
-from tracescore.otlp.json import decode_json_request
-from tracescore.otlp.proto import decode_proto_request
-from tracescore.trajectory import BuildOptions, BuildResult, _build, _genai, needed_attribute
+from tracescore.trajectory import BuildOptions, BuildResult, _build, _genai
 from tracescore.trajectory._flat import build_flat_run
-from trajectory.langfuse import convert
+from trajectory.corpora import bench_spans, fixture_span_files
 from trajectory.spans import assistant, call, messages, sid, span, text, user
-
-TESTS = Path(__file__).resolve().parents[1]
-SHARED = TESTS.parent.parent / "shared" / "fixtures"
 
 
 def both(
@@ -71,38 +63,13 @@ def _by_trace(spans: list[SpanRecord]) -> list[list[SpanRecord]]:
     return list(traces.values())
 
 
-def _fixture_files() -> list[list[SpanRecord]]:
-    files = [
-        list(read_trace_files([str(path)]).spans)
-        for path in sorted((TESTS / "testdata").glob("**/*.otlp.json"))
-    ]
-    if SHARED.is_dir():
-        for path in sorted(SHARED.glob("*.json")):
-            files.append(list(decode_json_request(json.loads(path.read_text())).spans))
-        for path in sorted(SHARED.glob("langfuse/*.trace.json")):
-            request = convert(json.loads(path.read_text()))
-            files.append(list(decode_json_request(request).spans))
-    return files
-
-
 def bench_traces(n_traces: int = 20) -> list[list[SpanRecord]]:
     """The benchmark's runs, decoded as the service decodes them (only the needed keys)."""
-    spec = importlib.util.spec_from_file_location(
-        "bench_throughput", TESTS.parent / "bench" / "throughput.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    batches, _, _ = bench.make_stream(n_traces)
-    spans = [
-        s for body in batches for s in decode_proto_request(body, key_filter=needed_attribute).spans
-    ]
-    return _by_trace(spans)
+    return _by_trace(bench_spans(n_traces))
 
 
 def test_every_fixture_trace_builds_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    files = _fixture_files()
+    files = fixture_span_files()
     assert len(files) > 10
     for spans in files:
         both(spans, monkeypatch)  # several traces at once

@@ -8,9 +8,6 @@ chat spans must actually take the native path.
 
 from __future__ import annotations
 
-import importlib.util
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,19 +18,14 @@ from support.views import comparable_view
 from tracescore import semconv
 from tracescore.model.span import SpanEvent, SpanRecord, StatusCode
 from tracescore.model.trajectory import Deferred
-from tracescore.otlp import read_trace_files
-from tracescore.otlp.json import decode_json_request
-from tracescore.otlp.proto import decode_proto_request
-from tracescore.trajectory import BuildOptions, _classify, _genai_native, needed_attribute
+from tracescore.trajectory import BuildOptions, _classify, _genai_native
 from tracescore.trajectory._genai_native import FALLBACK
-from trajectory.langfuse import convert
+from trajectory.corpora import bench_spans, fixture_span_files
 from trajectory.spans import span
 
 read_plain_genai = _classify._read_plain_genai
 pytestmark = pytest.mark.skipif(read_plain_genai is None, reason="the C extension is not built")
 
-TESTS = Path(__file__).resolve().parents[1]
-SHARED = TESTS.parent.parent / "shared" / "fixtures"
 OPTIONS = BuildOptions()
 
 
@@ -60,34 +52,8 @@ def classify_both(record: SpanRecord, monkeypatch: pytest.MonkeyPatch) -> bool:
     return taken
 
 
-def _fixture_spans() -> list[SpanRecord]:
-    paths = sorted(str(p) for p in (TESTS / "testdata").glob("**/*.otlp.json"))
-    assert len(paths) > 10
-    spans = list(read_trace_files(paths).spans)
-    if SHARED.is_dir():
-        for path in sorted(SHARED.glob("*.json")):
-            spans += decode_json_request(json.loads(path.read_text())).spans
-        for path in sorted(SHARED.glob("langfuse/*.trace.json")):
-            spans += decode_json_request(convert(json.loads(path.read_text()))).spans
-    return spans
-
-
-def _bench_spans() -> list[SpanRecord]:
-    spec = importlib.util.spec_from_file_location(
-        "bench_throughput", TESTS.parent / "bench" / "throughput.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    batches, _, _ = bench.make_stream(5)
-    return [
-        s for body in batches for s in decode_proto_request(body, key_filter=needed_attribute).spans
-    ]
-
-
 def test_every_fixture_span_classifies_as_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
-    spans = _fixture_spans()
+    spans = [s for file in fixture_span_files() for s in file]
     taken = sum(classify_both(record, monkeypatch) for record in spans)
     assert len(spans) > 200
     # Recorded frameworks mostly capture messages or add another convention's keys, which the
@@ -99,7 +65,7 @@ def test_every_fixture_span_classifies_as_in_python(monkeypatch: pytest.MonkeyPa
 def test_bench_spans_classify_as_in_python_and_take_the_native_path(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    spans = _bench_spans()
+    spans = bench_spans(5)
     calls: list[object] = []
 
     def counting(record: SpanRecord, limit: int) -> object:

@@ -161,7 +161,6 @@ class Assembler:
             raise InputError(f"unreadable OTLP request: {exc}") from exc
         for i, j, k, tid, sid, name in rejects:
             self._reject(result, (i, j, k), tid, sid, name, remove)
-        agent_name, wants, hold = self._hooks.agent_name, self._hooks.wants, self._forwarding
         # Per trace (otlp.grouping says what a group holds), the decisions made per span before:
         # a new trace keeps its records from the first with attributes on (before it, nothing a
         # trajectory reads in a trace holding no run); a known one keeps all; a scored one none.
@@ -195,13 +194,7 @@ class Assembler:
             if last_root >= 0:
                 trace.anchored = True
             for i, j, k, record in candidates:  # the scanner's cheap test: the others cannot be
-                agent = agent_name(record)
-                if agent is None:
-                    continue
-                trace.anchored = True
-                if hold and record.span_id not in trace.held and wants(record, agent):
-                    remove.setdefault(i, {}).setdefault(j, set()).add(k)
-                    holds.append(((i, j, k), trace, record.span_id))
+                self._candidate(record, trace, (i, j, k), remove, holds)
         if reorder:  # traces are created and touched in the order of their first kept span
             touched.sort(key=_wire_position)
         self.spans += kept
@@ -214,6 +207,42 @@ class Assembler:
             if trace.anchored:
                 anchored[tid] = trace
                 anchored.move_to_end(tid)
+        self._conclude(result, accepted, late, body, remove, holds)
+        return result
+
+    def _candidate(
+        self,
+        record: SpanRecord,
+        trace: _Trace,
+        index: tuple[int, int, int],
+        remove: dict[int, dict[int, set[int]]],
+        holds: list[tuple[tuple[int, int, int], _Trace, str]],
+    ) -> None:
+        """A span the scanner flagged as maybe an agent span: anchor its trace if it is one,
+        and hold it (cut from the forwarded request) if a scenario may score its run."""
+        agent = self._hooks.agent_name(record)
+        if agent is None:
+            return
+        trace.anchored = True
+        if (
+            self._forwarding
+            and record.span_id not in trace.held
+            and self._hooks.wants(record, agent)
+        ):
+            i, j, k = index
+            remove.setdefault(i, {}).setdefault(j, set()).add(k)
+            holds.append((index, trace, record.span_id))
+
+    def _conclude(
+        self,
+        result: Ingest,
+        accepted: int,
+        late: int,
+        body: bytes,
+        remove: dict[int, dict[int, set[int]]],
+        holds: list[tuple[tuple[int, int, int], _Trace, str]],
+    ) -> None:
+        """Count a consumed request's spans and forward what it does not hold."""
         result.accepted = accepted
         if late:
             self._counters.spans_late(late)
@@ -221,10 +250,9 @@ class Assembler:
             self._counters.spans_received(accepted)
         if result.rejected:
             self._counters.spans_rejected(result.rejected)
-        if hold:
+        if self._forwarding:
             self._forward_request(body, remove, holds, accepted)
         self._gauges()
-        return result
 
     def _reject(
         self,

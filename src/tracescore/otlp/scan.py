@@ -170,12 +170,7 @@ class SpanReader:
         """
         if _scan_records is None:
             return self.python_records(body)
-        out = _scan_records(
-            body, self._keys, self._classify, _decode_value_bytes, self._slow_kv,
-            ATTRIBUTE_OVERHEAD, self._names, self._resources, self.resource, self._candidates,
-        )  # fmt: skip
-        if len(self._names) > _NAME_CACHE_LIMIT:
-            self._names.clear()
+        out: list[ScannedRecord] = self._native(_scan_records, body)
         return out
 
     def grouped(self, body: bytes) -> Grouped:
@@ -183,7 +178,12 @@ class SpanReader:
         `otlp.grouping`); natively built along with the scan, like `records`."""
         if _scan_grouped is None:
             return self.python_grouped(body)
-        out = _scan_grouped(
+        out: Grouped = self._native(_scan_grouped, body)
+        return out
+
+    def _native(self, scan: Any, body: bytes) -> Any:
+        """`scan` (scan_records or scan_grouped) over `body` with this reader's settings."""
+        out = scan(
             body, self._keys, self._classify, _decode_value_bytes, self._slow_kv,
             ATTRIBUTE_OVERHEAD, self._names, self._resources, self.resource, self._candidates,
         )  # fmt: skip
