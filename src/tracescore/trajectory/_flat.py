@@ -31,12 +31,14 @@ from tracescore.trajectory._genai_native import FALLBACK
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._run import run_trajectory
 from tracescore.trajectory._steps import executed_call, model_call, shows_unrequested
+from tracescore.trajectory._tree import MAX_OTLP_KIND
 from tracescore.trajectory._values import clean_text
 from tracescore.trajectory._views import SpanView
 
 __all__ = ["build_flat_run"]
 
-_KNOWN_KINDS = frozenset(range(6))  # as `_tree`: another kind is warned about, so not flat
+# The kinds `_tree` accepts without a warning: a span of another kind is not flat.
+_KNOWN_KINDS = frozenset(range(MAX_OTLP_KIND + 1))
 _START = attrgetter("start_ns")
 _ID = attrgetter("span_id")
 _KEY = attrgetter("start_ns", "end_ns", "span_id")

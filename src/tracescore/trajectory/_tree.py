@@ -15,9 +15,10 @@ from operator import attrgetter
 from tracescore.model.span import SpanRecord
 from tracescore.trajectory._views import SpanView
 
-__all__ = ["NODE_KEY", "Issues", "Node", "build_forest"]
+__all__ = ["MAX_OTLP_KIND", "NODE_KEY", "Issues", "Node", "build_forest"]
 
-_MAX_OTLP_KIND = 5
+MAX_OTLP_KIND = 5
+"""The largest span kind OTLP defines; a larger one is warned about."""
 
 
 class Node:
@@ -179,7 +180,7 @@ def _link(
     for node in nodes:
         span = node.span
         node.state = 1  # seen in this pass
-        if not 0 <= span.kind <= _MAX_OTLP_KIND:
+        if not 0 <= span.kind <= MAX_OTLP_KIND:
             issues.add("spans with an unknown span kind", f"{node.span_id} kind={span.kind}")
         pid = span.parent_span_id
         if not pid:
