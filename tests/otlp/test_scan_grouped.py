@@ -160,3 +160,21 @@ def test_generated_requests_group_alike(
     groups, rejects = _agree(body, keep, rule)
     flat = [s for scopes in layout for spans in scopes for s in spans]
     assert sum(len(g[0]) for g in groups.values()) + len(rejects) == len(flat)
+
+
+def test_names_and_parents_cached_per_request_stay_exact() -> None:
+    # The scanner keeps a request's span names (by a hash of their length and first and last
+    # 8 bytes) and the last parent id it saw: names alike in all of those, more distinct
+    # names than its table keeps, repeats, and parents alternating must all come out exact.
+    names = [f"execute_tool t{n:03d} in this run" for n in range(200)] + ["é ✓", "", "a"]
+    spans = []
+    for n, name in enumerate(names + names[::7]):
+        span = Span(trace_id=A if n % 3 else B, span_id=(n + 1).to_bytes(8, "big"), name=name)
+        span.parent_span_id = (n % 2 + 1).to_bytes(8, "big") if n % 5 else b""
+        spans.append(span)
+    groups, _ = _agree(request_of(*spans))
+    records = sorted((r for g in groups.values() for r in g[0]), key=lambda r: int(r.span_id, 16))
+    assert [r.name for r in records] == [s.name for s in spans]
+    assert [r.parent_span_id for r in records] == [
+        s.parent_span_id.hex() if s.parent_span_id else None for s in spans
+    ]

@@ -94,6 +94,42 @@ static int is_candidate(PyObject *rule, PyObject *attrs, PyObject *name) {
     return 0;
 }
 
+/* The shared str of a span name (new reference), or NULL. */
+static PyObject *name_of(Shared *sh, const uint8_t *data, Py_ssize_t len) {
+    uint64_t hash = bytes_hash(data, len);
+    NameSlot *slot;
+    for (uint64_t i = hash;; i++) {
+        slot = &sh->name_table[i & (NAME_TABLE_SIZE - 1)];
+        if (slot->name == NULL) break;
+        if (slot->hash == hash && slot->len == len &&
+            (len == 0 || memcmp(slot->data, data, len) == 0))
+            return Py_NewRef(slot->name);
+    }
+    PyObject *name = shared(sh->names, text_of(data, len));
+    if (name != NULL && sh->names_used < NAME_TABLE_FILL) {
+        *slot = (NameSlot){.data = data, .len = len, .hash = hash, .name = Py_NewRef(name)};
+        sh->names_used++;
+    }
+    return name;
+}
+
+/* The hex str of a parent span id of 8 bytes (new reference), or NULL. */
+static PyObject *parent_hex_of(Shared *sh, const uint8_t *parent) {
+    if (sh->parent_hex == NULL || memcmp(sh->parent, parent, 8) != 0) {
+        PyObject *hex = hex_of(parent, 8);
+        if (hex == NULL) return NULL;
+        Py_XSETREF(sh->parent_hex, hex);
+        memcpy(sh->parent, parent, 8);
+    }
+    return Py_NewRef(sh->parent_hex);
+}
+
+void tracescore_shared_clear(Shared *sh) {
+    for (int n = 0; n < NAME_TABLE_SIZE; n++) Py_CLEAR(sh->name_table[n].name);
+    sh->names_used = 0;
+    Py_CLEAR(sh->parent_hex);
+}
+
 /* The hex trace id of a parsed span, one str per trace id and call (new reference). */
 static PyObject *trace_hex_of(Shared *sh, PyObject *trace, const Parsed *s) {
     PyObject *hex = PyDict_GetItemWithError(sh->trace_ids, trace);
@@ -125,8 +161,8 @@ static PyObject *record_of(Shared *sh, Parsed *s, PyObject *trace_hex, PyObject 
     PyObject *values[R_FIELDS] = {
         [R_TRACE_ID] = trace_hex,
         [R_SPAN_ID] = hex_of(s->sid, s->sid_len),
-        [R_PARENT] = parent_set ? hex_of(s->parent, 8) : Py_NewRef(Py_None),
-        [R_NAME] = shared(sh->names, text_of(s->name, s->name_len)),
+        [R_PARENT] = parent_set ? parent_hex_of(sh, s->parent) : Py_NewRef(Py_None),
+        [R_NAME] = name_of(sh, s->name, s->name_len),
         [R_START] = PyLong_FromUnsignedLongLong(s->start),
         [R_END] = PyLong_FromUnsignedLongLong(s->stop),
         [R_KIND] = PyLong_FromLong((int32_t)s->kind),

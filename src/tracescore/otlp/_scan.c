@@ -43,12 +43,6 @@
  */
 #include "_scan.h"
 
-static uint64_t fnv1a(const uint8_t *p, Py_ssize_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
-    return h;
-}
-
 static Slot *table_find(Ctx *ctx, const uint8_t *data, Py_ssize_t len, uint64_t hash) {
     for (uint64_t i = hash;; i++) {
         Slot *slot = &ctx->table[i & (TABLE_SIZE - 1)];
@@ -63,7 +57,7 @@ static void table_add(Ctx *ctx, PyObject *key, PyObject *kept) {
     if (ctx->used >= TABLE_FILL || !PyBytes_Check(key)) return;
     const uint8_t *data = (const uint8_t *)PyBytes_AS_STRING(key);
     Py_ssize_t len = PyBytes_GET_SIZE(key);
-    uint64_t hash = fnv1a(data, len);
+    uint64_t hash = bytes_hash(data, len);
     Slot *slot = table_find(ctx, data, len, hash);
     if (slot->data != NULL) return;
     slot->data = (const char *)data;
@@ -114,7 +108,7 @@ static PyObject *any_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Py_ssi
 
 /* The kept key for raw key bytes (new reference): a str, Py_None when not kept, NULL on error. */
 static PyObject *kept_key(Ctx *ctx, const uint8_t *data, Py_ssize_t len) {
-    Slot *slot = table_find(ctx, data, len, fnv1a(data, len));
+    Slot *slot = table_find(ctx, data, len, bytes_hash(data, len));
     if (slot->data != NULL) return Py_NewRef(slot->kept);
     PyObject *raw = PyBytes_FromStringAndSize((const char *)data, len);
     if (raw == NULL) return NULL;
@@ -423,6 +417,7 @@ static PyObject *scan_with(PyObject *args, const char *caller, int grouped) {
     } else if ((records.shared.trace_ids = PyDict_New()) != NULL) {
         out = walk(&ctx, &body, &records);
         Py_DECREF(records.shared.trace_ids);
+        tracescore_shared_clear(&records.shared);
         if (out != NULL && grouped) Py_SETREF(out, tracescore_grouping_result(records.grouping));
     }
     if (records.grouping != NULL) tracescore_grouping_free(records.grouping);

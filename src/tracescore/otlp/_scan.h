@@ -145,10 +145,44 @@ typedef struct {
     PyObject *events; /* tuple of raw Span.Event bytes */
 } Parsed;
 
+/* A hash of raw bytes for the per-call tables (attribute keys, span names): the length and
+ * the first and last 8 bytes, mixed. A hash there is only a hint, slots compare the bytes;
+ * FNV over every byte of every key was about 1% of the whole pipeline's instructions. */
+static inline uint64_t bytes_hash(const uint8_t *p, Py_ssize_t n) {
+    uint64_t a = 0, b = 0;
+    if (n >= 8) {
+        memcpy(&a, p, 8);
+        memcpy(&b, p + n - 8, 8);
+    } else if (n > 0) {
+        memcpy(&a, p, (size_t)n);
+    }
+    uint64_t h = (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL) ^ (uint64_t)n;
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93ULL;
+    return h ^ (h >> 29);
+}
+
+/* Span names seen in this call: raw bytes (in the request) -> the shared str (owned). Most
+ * spans of a request repeat a few names: this spares decoding each one and its dict lookup. */
+#define NAME_TABLE_SIZE 256
+#define NAME_TABLE_FILL 128
+typedef struct {
+    const uint8_t *data;
+    Py_ssize_t len;
+    uint64_t hash;
+    PyObject *name; /* NULL: a free slot */
+} NameSlot;
+
 typedef struct {
     PyObject *names;     /* span name -> the one str object kept for it */
     PyObject *trace_ids; /* trace id bytes -> its hex str, for this call */
     PyObject *rule;      /* agent candidates: (attribute, value, name prefix, keys), or NULL */
+    /* The previous parent span id and its hex str (owned): siblings come together on the
+     * wire, so most spans share their parent's str instead of making one each. */
+    uint8_t parent[8];
+    PyObject *parent_hex;
+    int names_used;
+    NameSlot name_table[NAME_TABLE_SIZE];
 } Shared;
 
 /* Spans grouped by trace while they are scanned (scan_grouped; _records.c). */
@@ -158,6 +192,8 @@ typedef struct Grouping Grouping;
 int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *s);
 /* _records.c */
 PyObject *tracescore_bind(PyObject *self, PyObject *args);
+/* Release what a call's Shared holds (name table, parent cache). */
+void tracescore_shared_clear(Shared *sh);
 int tracescore_records_bound(void);
 PyObject *tracescore_span_record(Ctx *ctx, Shared *sh, const uint8_t *data, Py_ssize_t len,
                                  Py_ssize_t i, Py_ssize_t j, Py_ssize_t k, PyObject *resource,
