@@ -223,12 +223,13 @@ class _Plan:
             for e, is_gate in scenario.entries
         )
         self.gates = frozenset(e.name for e in self.entries if e.is_gate)
-        # Per entry, in entry order, its bound `score`, and the same with None for the entries
+        # Per entry, in entry order, its `bound_score()`, and the same with None for the entries
         # that need a judge: bound once, so a run pays neither the method lookups nor the
         # `deterministic` test per entry.
-        self.scorers = tuple(e.scorer.score for e in self.entries)
+        self.scorers = tuple(e.scorer.bound_score() for e in self.entries)
         self.deterministic_scorers = tuple(
-            e.scorer.score if e.scorer.deterministic else None for e in self.entries
+            score if e.scorer.deterministic else None
+            for e, score in zip(self.entries, self.scorers, strict=True)
         )
 
     def score(self, trajectory: Trajectory, deterministic_only: bool) -> dict[str, Score]:

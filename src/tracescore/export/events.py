@@ -131,7 +131,6 @@ _EVENT_NAME = wire.len_field(b"\x62", semconv.GEN_AI_EVALUATION_RESULT_EVENT.enc
 _SCORE_VALUE = wire.double_head(_ATTRIBUTES, semconv.GEN_AI_EVALUATION_SCORE_VALUE)
 _EXPLANATION = semconv.GEN_AI_EVALUATION_EXPLANATION
 _len_field = wire.len_field
-_long_string_field = wire.long_string_field
 _pack_double = wire.DOUBLE.pack
 
 
@@ -140,9 +139,13 @@ def _record(
 ) -> bytes:
     """One framed element of `ScopeLogs.log_records`: fields in field-number order, as protobuf
     writes them (`start`: the timestamp; `end`: the ids, observed time and event name)."""
-    label = score_label(score)
-    kind = None if score.error is None else error_type(score)
-    memo = (score.name, label, kind, agent, scenario, score.digest)
+    memo: tuple[str, str | None, str | None, str | None, str | None, str]
+    if score.error is None:
+        # `score_label` without the call for what every check scores: its own label.
+        label = score.label if score.label is not None else score_label(score)
+        memo = (score.name, label, None, agent, scenario, score.digest)
+    else:
+        memo = (score.name, semconv.LABEL_ERROR, error_type(score), agent, scenario, score.digest)
     template = _TEMPLATES.get(memo)
     if template is None:
         template = _template(*memo)
@@ -150,11 +153,34 @@ def _record(
             _TEMPLATES.clear()
         _TEMPLATES[memo] = template
     head, middle, tail = template
-    value = b"" if score.value is None else _SCORE_VALUE + _pack_double(float(score.value))
+    value = score.value
     # An explanation rarely repeats, so a memo of whole fields would only miss; its framing
-    # repeats with its length.
-    explanation = _long_string_field(_ATTRIBUTES, _EXPLANATION, score.explanation)
-    return _len_field(_LOG_RECORDS, b"".join((start, head, value, middle, explanation, tail, end)))
+    # repeats with its length (kept here by length alone: the key and tag are fixed).
+    explanation = score.explanation.encode()
+    framing = _EXPLANATION_HEADS.get(len(explanation))
+    if framing is None:
+        framing = _explanation_head(len(explanation))
+    body = (
+        start,
+        head,
+        b"" if value is None else _SCORE_VALUE + _pack_double(float(value)),
+        middle,
+        framing,
+        explanation,
+        tail,
+        end,
+    )
+    return _len_field(_LOG_RECORDS, b"".join(body))
+
+
+def _explanation_head(size: int) -> bytes:
+    """The explanation field of `size` UTF-8 bytes up to them, as `wire.long_string_field`."""
+    field = wire.long_string_field(_ATTRIBUTES, _EXPLANATION, "x" * size)
+    head = field[: len(field) - size]
+    if len(_EXPLANATION_HEADS) >= _TEMPLATES_LIMIT:
+        _EXPLANATION_HEADS.clear()
+    _EXPLANATION_HEADS[size] = head
+    return head
 
 
 def _template(
@@ -199,6 +225,7 @@ _TEMPLATES: dict[
     tuple[str, str | None, str | None, str | None, str | None, str], tuple[bytes, bytes, bytes]
 ] = {}
 _TEMPLATES_LIMIT = 4096
+_EXPLANATION_HEADS: dict[int, bytes] = {}
 
 
 # Resource mappings seen lately, by identity, with their grouping key and encoded field: runs

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import field
 from typing import Any, ClassVar, Literal, Self, TypeAlias
 
@@ -187,6 +187,14 @@ class ScorerBase(BaseModel):
         except Exception as exc:  # a scorer bug must not take the pipeline down
             return self.error_score(f"{type(exc).__name__}: {exc}", digest)
         return self.finish(outcome, digest)
+
+    def bound_score(self) -> Callable[[Trajectory], Score]:
+        """`score`, for a caller that scores many runs with this scorer (a scenario's plan).
+
+        A scorer may return a function with its config read once: a field of a pydantic
+        model is read through its `__getattr__` hook, several times slower than a local.
+        """
+        return self.score
 
     def error_score(self, error: str, digest: str | None = None) -> Score:
         """The score of a run this scorer failed on."""
