@@ -15,6 +15,7 @@ import pytest
 
 from scorers._build import agent, call, run
 from tracescore.model import Step, Trajectory
+from tracescore.scorers.base import select_calls
 from tracescore.scorers.registry import parse_scorer
 
 CONFIGS: list[dict[str, Any]] = [
@@ -79,3 +80,22 @@ def test_bound_score_gives_the_scores_of_score(config: dict[str, Any]) -> None:
             assert scorer.finish(scorer.evaluate(trajectory), scorer.digest()) == expected
     if config.get("compat") == "mastra" and config["type"] == "no_tool_errors":
         assert errors  # a scorer that fails is among the runs
+
+
+def test_select_calls_answers_in_any_order_of_asking() -> None:
+    # Its memo derives some answers from others' slots: every order of the four questions
+    # must give the calls the trajectory itself lists.
+    asks = [("attempted", False), ("clean", False), ("attempted", True), ("clean", True)]
+    for trajectory in _runs():
+        want = {
+            (policy, sub): tuple(
+                c
+                for c in trajectory.tool_calls(include_subagents=sub)
+                if policy == "attempted" or c.status == "ok"
+            )
+            for policy, sub in asks
+        }
+        for order in itertools.permutations(asks):
+            select_calls(run(), "attempted")  # another run first: the memo starts afresh
+            for policy, sub in order:
+                assert select_calls(trajectory, policy, sub) == want[(policy, sub)]  # type: ignore[arg-type]

@@ -11,8 +11,7 @@ the span only has the explanations left to frame. The bytes are exactly those of
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from tracescore import semconv
 from tracescore.export import wire
@@ -25,35 +24,34 @@ __all__ = ["SPAN_ATTRIBUTES", "EncodedAttributes", "encoded_score_attributes"]
 SPAN_ATTRIBUTES = b"\x4a"  # Span.attributes = 9 (opentelemetry/proto/trace/v1/trace.proto)
 
 
-class EncodedAttributes(Mapping[str, AttrValue]):
-    """Attributes (read-only) and `span_fields`, their `Span.attributes` fields in order.
+class EncodedAttributes(dict[str, AttrValue]):
+    """Attributes and `span_fields`, their `Span.attributes` fields in order; read-only, so
+    that the bytes cannot fall out of step with the items.
 
-    A Mapping, not a dict, so that the bytes cannot fall out of step with the items.
+    A dict rather than a Mapping of one: the assembler tests and reads it per run, and a
+    Mapping's `__len__` and `__iter__` are Python calls.
     """
 
-    __slots__ = ("_items", "span_fields")
+    __slots__ = ("span_fields",)
+    span_fields: bytes
 
-    def __init__(self, items: dict[str, AttrValue], span_fields: bytes) -> None:
-        self._items = items
-        self.span_fields = span_fields
+    def _read_only(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("encoded attributes are read-only")
 
-    def __getitem__(self, key: str) -> AttrValue:
-        return self._items[key]
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
 
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __repr__(self) -> str:
-        return repr(self._items)
+def _encoded(items: dict[str, AttrValue], span_fields: bytes) -> EncodedAttributes:
+    attributes = EncodedAttributes(items)  # copied by dict's own merge, not `__setitem__`
+    attributes.span_fields = span_fields
+    return attributes
 
 
 class _ScorePieces:
     """What a score named `name` writes under `prefix`, but for its value and explanation."""
 
-    __slots__ = ("explanation_key", "label_key", "labels", "score_key", "value_head")
+    __slots__ = ("explanation_key", "heads", "label_key", "labels", "score_key", "value_head")
 
     def __init__(self, prefix: str, name: str) -> None:
         s = semconv
@@ -64,14 +62,22 @@ class _ScorePieces:
         # Whole label fields by label: `pass`, `fail`, `error`, `skipped` and the scorers'
         # own labels (bounded below, since a scorer's label may come from a judge).
         self.labels: dict[str, bytes] = {}
+        # The explanation field up to its UTF-8 bytes, by their number: explanations rarely
+        # repeat, their framing does.
+        self.heads: dict[int, bytes] = {}
 
     def label_field(self, label: str) -> bytes:
-        field = self.labels.get(label)
-        if field is None:
-            if len(self.labels) >= _LABELS_LIMIT:
-                self.labels.clear()
-            field = self.labels[label] = wire.string_field(SPAN_ATTRIBUTES, self.label_key, label)
+        if len(self.labels) >= _LABELS_LIMIT:
+            self.labels.clear()
+        field = self.labels[label] = wire.string_field(SPAN_ATTRIBUTES, self.label_key, label)
         return field
+
+    def explanation_head(self, size: int) -> bytes:
+        if len(self.heads) >= _LABELS_LIMIT:
+            self.heads.clear()
+        field = wire.long_string_field(SPAN_ATTRIBUTES, self.explanation_key, "x" * size)
+        head = self.heads[size] = field[: len(field) - size]
+        return head
 
 
 def encoded_score_attributes(
@@ -82,11 +88,11 @@ def encoded_score_attributes(
         raise ValueError("score attribute prefix must not be empty")
     items: dict[str, AttrValue] = {}
     if result.scenario is None or not result.sampled:
-        return EncodedAttributes(items, b"")  # not scored: the span is forwarded as it came
+        return _encoded(items, b"")  # not scored: the span is forwarded as it came
     fields: list[bytes] = []
     pieces = _PIECES
     pack = _pack_double
-    explained = wire.long_string_field
+    # Calls are what a run pays most for here: the memo reads and `score_label` are inline.
     for score in result.scores:
         piece = pieces.get((prefix, score.name))
         if piece is None:
@@ -96,13 +102,18 @@ def encoded_score_attributes(
             value = float(value)  # the attribute is always a double
             items[piece.score_key] = value
             fields.append(piece.value_head + pack(value))
-        label = score_label(score)
+        label = score.label
+        if label is None or score.error is not None:
+            label = score_label(score)
         if label is not None:
             items[piece.label_key] = label
-            fields.append(piece.label_field(label))
-        items[piece.explanation_key] = score.explanation
-        # Explanations rarely repeat: only their framing is memoized (per length, by `wire`).
-        fields.append(explained(SPAN_ATTRIBUTES, piece.explanation_key, score.explanation))
+            field = piece.labels.get(label)
+            fields.append(piece.label_field(label) if field is None else field)
+        explanation = score.explanation
+        items[piece.explanation_key] = explanation
+        data = explanation.encode()
+        head = piece.heads.get(len(data))
+        fields.append((piece.explanation_head(len(data)) if head is None else head) + data)
     run = (result.scenario, result.verdict, result.digest, result.trajectory.complete)
     tail = _RUNS.get(run)
     if tail is None:
@@ -112,8 +123,10 @@ def encoded_score_attributes(
     if len(items) != len(fields) - 1 + len(tail[0]):
         # Two scores of one name (a hand-built result; a config refuses it): the mapping
         # kept one key for both, so encode what it holds.
-        return EncodedAttributes(items, wire.attribute_fields(SPAN_ATTRIBUTES, items))
-    return EncodedAttributes(items, b"".join(fields))
+        return _encoded(items, wire.attribute_fields(SPAN_ATTRIBUTES, items))
+    attributes = EncodedAttributes(items)  # `_encoded`, inline
+    attributes.span_fields = b"".join(fields)
+    return attributes
 
 
 def _run_fields(
@@ -125,7 +138,8 @@ def _run_fields(
 
 _pack_double = wire.DOUBLE.pack
 # Pieces per (prefix, score name) and run-level fields per (scenario, verdict, digest,
-# complete): a handful per configuration; bounded all the same, as are the labels per name.
+# complete): a handful per configuration; bounded all the same, as are the labels and the
+# explanation lengths per name.
 _PIECES: dict[tuple[str, str], _ScorePieces] = {}
 _RUNS: dict[tuple[str, str | None, str | None, bool], tuple[dict[str, AttrValue], bytes]] = {}
 _MEMO_LIMIT = 1024

@@ -69,21 +69,31 @@ def encode_evaluation_logs(
     """
     now = time.time_ns() if now_ns is None else now_ns
     stamp = wire.fixed64_field(_TIME, now)
-    observed = wire.fixed64_field(_OBSERVED_TIME, now)
+    observed = _OBSERVED_TIME + stamp[1:] if stamp else b""  # the same fixed64, tagged
     # Grouping key -> the resource field and that resource's framed records.
     groups: dict[str, tuple[bytes, list[bytes]]] = {}
     for result in results:
         if not result.scores:
             continue
         trajectory = result.trajectory
-        group_key, resource_field = _resource(trajectory.resource if resource is None else resource)
+        res = trajectory.resource if resource is None else resource
+        known = _RESOURCES.get(id(res))  # `_resource(res)`'s memo, read without the call
+        if known is not None and known[0] is res:
+            group_key, resource_field = known[1], known[2]
+        else:
+            group_key, resource_field = _resource(res)
         group = groups.get(group_key)
         if group is None:
             group = groups[group_key] = (resource_field, [])
         # The fields after the attributes are the same for every record of the run.
-        end = wire.len_field(_TRACE_ID, bytes.fromhex(trajectory.trace_id))
+        trace_id = bytes.fromhex(trajectory.trace_id)
+        if len(trace_id) == 16:  # as OTLP ids are: the frame is known
+            end = _TRACE_ID_16 + trace_id
+        else:
+            end = wire.len_field(_TRACE_ID, trace_id)
         if trajectory.span_id:
-            end += wire.len_field(_SPAN_ID, bytes.fromhex(trajectory.span_id))
+            span_id = bytes.fromhex(trajectory.span_id)
+            end += _SPAN_ID_8 + span_id if len(span_id) == 8 else wire.len_field(_SPAN_ID, span_id)
         end += observed + _EVENT_NAME
         agent, scenario = trajectory.agent, result.scenario
         group[1].extend([_record(score, agent, scenario, stamp, end) for score in result.scores])
@@ -110,6 +120,8 @@ _ATTRIBUTES = b"\x32"  # LogRecord.attributes = 6
 _TRACE_ID = b"\x4a"  # LogRecord.trace_id = 9
 _SPAN_ID = b"\x52"  # LogRecord.span_id = 10
 _OBSERVED_TIME = b"\x59"  # LogRecord.observed_time_unix_nano = 11 (fixed64)
+_TRACE_ID_16 = _TRACE_ID + b"\x10"  # a 16-byte trace id's field up to its bytes
+_SPAN_ID_8 = _SPAN_ID + b"\x08"  # an 8-byte span id's
 
 # ScopeLogs.scope: InstrumentationScope{name = 1, version = 2}.
 _SCOPE = wire.len_field(
@@ -130,7 +142,6 @@ _WARN = _severity(SeverityNumber.SEVERITY_NUMBER_WARN, "WARN")
 _EVENT_NAME = wire.len_field(b"\x62", semconv.GEN_AI_EVALUATION_RESULT_EVENT.encode())
 _SCORE_VALUE = wire.double_head(_ATTRIBUTES, semconv.GEN_AI_EVALUATION_SCORE_VALUE)
 _EXPLANATION = semconv.GEN_AI_EVALUATION_EXPLANATION
-_len_field = wire.len_field
 _pack_double = wire.DOUBLE.pack
 
 
@@ -170,7 +181,20 @@ def _record(
         tail,
         end,
     )
-    return _len_field(_LOG_RECORDS, b"".join(body))
+    record = b"".join(body)
+    # `len_field(_LOG_RECORDS, record)` with its head memoized by length (no calls).
+    frame = _RECORD_HEADS.get(len(record))
+    if frame is None:
+        frame = _record_head(len(record))
+    return frame + record
+
+
+def _record_head(size: int) -> bytes:
+    head = _LOG_RECORDS + wire.varint(size)
+    if len(_RECORD_HEADS) >= _TEMPLATES_LIMIT:
+        _RECORD_HEADS.clear()
+    _RECORD_HEADS[size] = head
+    return head
 
 
 def _explanation_head(size: int) -> bytes:
@@ -226,6 +250,7 @@ _TEMPLATES: dict[
 ] = {}
 _TEMPLATES_LIMIT = 4096
 _EXPLANATION_HEADS: dict[int, bytes] = {}
+_RECORD_HEADS: dict[int, bytes] = {}
 
 
 # Resource mappings seen lately, by identity, with their grouping key and encoded field: runs

@@ -81,6 +81,9 @@ class _Check(ScorerBase):
         check, error_score, threshold = self.check, self.error_score, self.threshold
         name, kind, digest = self.name or self.type, self.type, self.digest()
         passing, failing = semconv.LABEL_PASS, semconv.LABEL_FAIL
+        low = high = None
+        if threshold is not None:
+            low, high = threshold.min, threshold.max
 
         def score(trajectory: Trajectory) -> Score:
             try:
@@ -89,8 +92,8 @@ class _Check(ScorerBase):
                 return error_score(f"{type(exc).__name__}: {exc}", digest)
             # `binary_score`, with its reads of the config done above.
             value = 1.0 if passed else 0.0
-            if threshold is not None:
-                passed = threshold.check(value)
+            if threshold is not None:  # `threshold.check(value)` of a finite value, inline
+                passed = (low is None or value >= low) and (high is None or value <= high)
             label = passing if passed else failing
             return Score(name, kind, value, passed, explanation, digest, label, details)
 
