@@ -179,6 +179,9 @@ class _Entry:
     """The threshold the verdict checks (None for a gate: its score's `passed` decides)."""
     decides: bool
     """A gate or a thresholded scorer: its score takes part in the verdict."""
+    low: float | None
+    high: float | None
+    """The threshold's bounds (a pydantic field read costs as much as the check)."""
 
 
 class _Plan:
@@ -219,16 +222,19 @@ class _Plan:
                 is_gate,
                 None if is_gate else e.threshold,
                 is_gate or e.threshold is not None,
+                None if is_gate or e.threshold is None else e.threshold.min,
+                None if is_gate or e.threshold is None else e.threshold.max,
             )
             for e, is_gate in scenario.entries
         )
         self.gates = frozenset(e.name for e in self.entries if e.is_gate)
-        # Per entry, in entry order, its bound `score`, and the same with None for the entries
+        # Per entry, in entry order, its `bound_score()`, and the same with None for the entries
         # that need a judge: bound once, so a run pays neither the method lookups nor the
         # `deterministic` test per entry.
-        self.scorers = tuple(e.scorer.score for e in self.entries)
+        self.scorers = tuple(e.scorer.bound_score() for e in self.entries)
         self.deterministic_scorers = tuple(
-            e.scorer.score if e.scorer.deterministic else None for e in self.entries
+            score if e.scorer.deterministic else None
+            for e, score in zip(self.entries, self.scorers, strict=True)
         )
 
     def score(self, trajectory: Trajectory, deterministic_only: bool) -> dict[str, Score]:
@@ -266,7 +272,12 @@ class _Plan:
             threshold = entry.threshold
             if threshold is None:  # a gate
                 gate_failed = gate_failed or score.error is not None or score.passed is not True
-            elif score.value is None or not threshold.check(score.value):
+            elif (value := score.value) is None or not (
+                # `threshold.check(value)`, inline with its bounds read once (`_Entry`).
+                math.isfinite(value)
+                and (entry.low is None or value >= entry.low)
+                and (entry.high is None or value <= entry.high)
+            ):
                 threshold_missed = True
         verdict: Verdict | None = None
         if has_result:

@@ -296,3 +296,45 @@ def test_runs_scored_together_observe_their_latency_once_each() -> None:
     assert point.count == 4
     assert point.sum == 0.004 + 0.004 + 0.004 + 0.5, "as if observed one by one"
     assert (point.min, point.max) == (0.004, 0.5)
+
+
+def test_counts_do_not_depend_on_when_pending_calls_are_counted() -> None:
+    # Tool calls wait in bulk and score series are kept per (agent, scenario): read after
+    # every run, or once at the end with thousands waiting, the numbers and the folding of
+    # capped names (first come, first kept) must be the same, scenarios and agents alternating.
+    tools = [f"tool{i}" for i in range(7)] + ["charge_card"]
+    results = []
+    for i in range(1500):
+        base = run(
+            agent=f"agent{i % 5}",
+            tools=tuple(tools[(i + j) % len(tools)] for j in range(i % 4)),
+            verdict=("scored", "passed", "failed")[i % 3],
+        )
+        scenario = ("checkout", "refunds", "support")[i % 3]
+        results.append(
+            RunResult(base.trajectory, scenario, base.scores[: 1 + i % 3], verdict=base.verdict)
+        )
+    eager, lazy = Telemetry(max_values=4, start_ns=1), Telemetry(max_values=4, start_ns=1)
+    for result in results:
+        eager.record_run(result)
+        eager.value(semconv.METRIC_TOOL_CALLS)  # counts what waits
+        lazy.record_run(result)
+    assert repr(eager.snapshot()) == repr(lazy.snapshot())
+    assert eager.render_prometheus() == lazy.render_prometheus()
+    assert lazy.value(
+        semconv.METRIC_TOOL_CALLS,
+        {semconv.GEN_AI_TOOL_NAME: semconv.OTHER_VALUE, semconv.TOOL_CALL_STATUS: "ok"},
+    )
+    # And what both counted is what the runs hold, names past the cap folded in call order.
+    kept: list[str] = []
+    expected: dict[tuple[str, str], int] = {}
+    for result in results:
+        for call in result.trajectory.steps:
+            assert isinstance(call, ToolCall)
+            if call.name not in kept and len(kept) < 4:
+                kept.append(call.name)
+            tool = call.name if call.name in kept else semconv.OTHER_VALUE
+            expected[(tool, call.status)] = expected.get((tool, call.status), 0) + 1
+    for (tool, status), n in expected.items():
+        attributes = {semconv.GEN_AI_TOOL_NAME: tool, semconv.TOOL_CALL_STATUS: status}
+        assert lazy.value(semconv.METRIC_TOOL_CALLS, attributes) == n

@@ -32,6 +32,7 @@ __all__ = [
     "add_attributes",
     "error_type",
     "key_values",
+    "run_attributes",
     "score_attributes",
     "score_label",
     "set_any_value",
@@ -89,13 +90,22 @@ def score_attributes(
         if label is not None:
             out[label_key] = label
         out[explanation_key] = score.explanation
-    if result.scenario is not None:
-        out[semconv.TRACESCORE_SCENARIO] = result.scenario
-    if result.verdict is not None:
-        out[semconv.TRACESCORE_VERDICT] = result.verdict
-    if result.digest is not None:
-        out[semconv.TRACESCORE_DIGEST] = result.digest
-    out[semconv.TRACESCORE_COMPLETE] = result.trajectory.complete
+    out.update(
+        run_attributes(result.scenario, result.verdict, result.digest, result.trajectory.complete)
+    )
+    return out
+
+
+def run_attributes(
+    scenario: str, verdict: str | None, digest: str | None, complete: bool
+) -> dict[str, AttrValue]:
+    """The run-level attributes of a scored run, which follow its scores."""
+    out: dict[str, AttrValue] = {semconv.TRACESCORE_SCENARIO: scenario}
+    if verdict is not None:
+        out[semconv.TRACESCORE_VERDICT] = verdict
+    if digest is not None:
+        out[semconv.TRACESCORE_DIGEST] = digest
+    out[semconv.TRACESCORE_COMPLETE] = complete
     return out
 
 

@@ -69,21 +69,31 @@ def encode_evaluation_logs(
     """
     now = time.time_ns() if now_ns is None else now_ns
     stamp = wire.fixed64_field(_TIME, now)
-    observed = wire.fixed64_field(_OBSERVED_TIME, now)
+    observed = _OBSERVED_TIME + stamp[1:] if stamp else b""  # the same fixed64, tagged
     # Grouping key -> the resource field and that resource's framed records.
     groups: dict[str, tuple[bytes, list[bytes]]] = {}
     for result in results:
         if not result.scores:
             continue
         trajectory = result.trajectory
-        group_key, resource_field = _resource(trajectory.resource if resource is None else resource)
+        res = trajectory.resource if resource is None else resource
+        known = _RESOURCES.get(id(res))  # `_resource(res)`'s memo, read without the call
+        if known is not None and known[0] is res:
+            group_key, resource_field = known[1], known[2]
+        else:
+            group_key, resource_field = _resource(res)
         group = groups.get(group_key)
         if group is None:
             group = groups[group_key] = (resource_field, [])
         # The fields after the attributes are the same for every record of the run.
-        end = wire.len_field(_TRACE_ID, bytes.fromhex(trajectory.trace_id))
+        trace_id = bytes.fromhex(trajectory.trace_id)
+        if len(trace_id) == 16:  # as OTLP ids are: the frame is known
+            end = _TRACE_ID_16 + trace_id
+        else:
+            end = wire.len_field(_TRACE_ID, trace_id)
         if trajectory.span_id:
-            end += wire.len_field(_SPAN_ID, bytes.fromhex(trajectory.span_id))
+            span_id = bytes.fromhex(trajectory.span_id)
+            end += _SPAN_ID_8 + span_id if len(span_id) == 8 else wire.len_field(_SPAN_ID, span_id)
         end += observed + _EVENT_NAME
         agent, scenario = trajectory.agent, result.scenario
         group[1].extend([_record(score, agent, scenario, stamp, end) for score in result.scores])
@@ -110,6 +120,8 @@ _ATTRIBUTES = b"\x32"  # LogRecord.attributes = 6
 _TRACE_ID = b"\x4a"  # LogRecord.trace_id = 9
 _SPAN_ID = b"\x52"  # LogRecord.span_id = 10
 _OBSERVED_TIME = b"\x59"  # LogRecord.observed_time_unix_nano = 11 (fixed64)
+_TRACE_ID_16 = _TRACE_ID + b"\x10"  # a 16-byte trace id's field up to its bytes
+_SPAN_ID_8 = _SPAN_ID + b"\x08"  # an 8-byte span id's
 
 # ScopeLogs.scope: InstrumentationScope{name = 1, version = 2}.
 _SCOPE = wire.len_field(
@@ -130,8 +142,6 @@ _WARN = _severity(SeverityNumber.SEVERITY_NUMBER_WARN, "WARN")
 _EVENT_NAME = wire.len_field(b"\x62", semconv.GEN_AI_EVALUATION_RESULT_EVENT.encode())
 _SCORE_VALUE = wire.double_head(_ATTRIBUTES, semconv.GEN_AI_EVALUATION_SCORE_VALUE)
 _EXPLANATION = semconv.GEN_AI_EVALUATION_EXPLANATION
-_len_field = wire.len_field
-_long_string_field = wire.long_string_field
 _pack_double = wire.DOUBLE.pack
 
 
@@ -140,9 +150,13 @@ def _record(
 ) -> bytes:
     """One framed element of `ScopeLogs.log_records`: fields in field-number order, as protobuf
     writes them (`start`: the timestamp; `end`: the ids, observed time and event name)."""
-    label = score_label(score)
-    kind = None if score.error is None else error_type(score)
-    memo = (score.name, label, kind, agent, scenario, score.digest)
+    memo: tuple[str, str | None, str | None, str | None, str | None, str]
+    if score.error is None:
+        # `score_label` without the call for what every check scores: its own label.
+        label = score.label if score.label is not None else score_label(score)
+        memo = (score.name, label, None, agent, scenario, score.digest)
+    else:
+        memo = (score.name, semconv.LABEL_ERROR, error_type(score), agent, scenario, score.digest)
     template = _TEMPLATES.get(memo)
     if template is None:
         template = _template(*memo)
@@ -150,11 +164,47 @@ def _record(
             _TEMPLATES.clear()
         _TEMPLATES[memo] = template
     head, middle, tail = template
-    value = b"" if score.value is None else _SCORE_VALUE + _pack_double(float(score.value))
+    value = score.value
     # An explanation rarely repeats, so a memo of whole fields would only miss; its framing
-    # repeats with its length.
-    explanation = _long_string_field(_ATTRIBUTES, _EXPLANATION, score.explanation)
-    return _len_field(_LOG_RECORDS, b"".join((start, head, value, middle, explanation, tail, end)))
+    # repeats with its length (kept here by length alone: the key and tag are fixed).
+    explanation = score.explanation.encode()
+    framing = _EXPLANATION_HEADS.get(len(explanation))
+    if framing is None:
+        framing = _explanation_head(len(explanation))
+    body = (
+        start,
+        head,
+        b"" if value is None else _SCORE_VALUE + _pack_double(float(value)),
+        middle,
+        framing,
+        explanation,
+        tail,
+        end,
+    )
+    record = b"".join(body)
+    # `len_field(_LOG_RECORDS, record)` with its head memoized by length (no calls).
+    frame = _RECORD_HEADS.get(len(record))
+    if frame is None:
+        frame = _record_head(len(record))
+    return frame + record
+
+
+def _record_head(size: int) -> bytes:
+    head = _LOG_RECORDS + wire.varint(size)
+    if len(_RECORD_HEADS) >= _TEMPLATES_LIMIT:
+        _RECORD_HEADS.clear()
+    _RECORD_HEADS[size] = head
+    return head
+
+
+def _explanation_head(size: int) -> bytes:
+    """The explanation field of `size` UTF-8 bytes up to them, as `wire.long_string_field`."""
+    field = wire.long_string_field(_ATTRIBUTES, _EXPLANATION, "x" * size)
+    head = field[: len(field) - size]
+    if len(_EXPLANATION_HEADS) >= _TEMPLATES_LIMIT:
+        _EXPLANATION_HEADS.clear()
+    _EXPLANATION_HEADS[size] = head
+    return head
 
 
 def _template(
@@ -199,6 +249,8 @@ _TEMPLATES: dict[
     tuple[str, str | None, str | None, str | None, str | None, str], tuple[bytes, bytes, bytes]
 ] = {}
 _TEMPLATES_LIMIT = 4096
+_EXPLANATION_HEADS: dict[int, bytes] = {}
+_RECORD_HEADS: dict[int, bytes] = {}
 
 
 # Resource mappings seen lately, by identity, with their grouping key and encoded field: runs

@@ -13,9 +13,9 @@ into `_other`. Trace ids never become attributes.
 
 from __future__ import annotations
 
-import operator
 import threading
 import time
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -39,7 +39,6 @@ __all__ = ["DURATION_BOUNDS", "SCORE_BOUNDS", "Telemetry"]
 
 _MEMO_LIMIT = 4096
 _PENDING_LIMIT = 4096
-_NAME_AND_STATUS = operator.attrgetter("name", "status")
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 # A scored run's series key in `tracescore.runs`, and its folded agent and scenario.
@@ -76,11 +75,14 @@ class Telemetry:
         # Bounded: the values come from traffic.
         self._run_keys: dict[tuple[str | None, str, str | None], _RunSeries] = {}
         self._call_keys: dict[tuple[str, str], Attrs] = {}
-        # Tool calls of scored runs as (name, status), counted into `tracescore.tool_calls` in
-        # bulk before any read (and whenever many wait): one by one, they were a third of
-        # recording a run.
-        self._pending_calls: list[tuple[str, str]] = []
-        self._score_keys: dict[tuple[str, str | None, str | None], _ScoreSeries] = {}
+        # Tool calls of scored runs as names and statuses, counted into `tracescore.tool_calls`
+        # in bulk before any read (and whenever many wait): one by one, they were a third of
+        # recording a run. Two flat lists of strings, not one of (name, status) pairs: held
+        # pairs were a few thousand tuples for every young collection of the GC to walk.
+        self._pending_names: list[str] = []
+        self._pending_statuses: list[str] = []
+        # Score series by (folded agent, folded scenario), then by score name.
+        self._score_keys: dict[tuple[str | None, str | None], dict[str, _ScoreSeries]] = {}
 
     # -- scored runs ----------------------------------------------------------------------
 
@@ -102,8 +104,10 @@ class Telemetry:
             counts = self._runs.values
             counts[run_key] = counts.get(run_key, 0) + 1
             self._observe_scores(result, agent, scenario)
-            pending = self._pending_calls
-            pending += map(_NAME_AND_STATUS, calls)
+            # Comprehensions: attrgetter reads slots through the generic lookup (slower).
+            pending = self._pending_names
+            pending += [c.name for c in calls]
+            self._pending_statuses += [c.status for c in calls]
             if len(pending) >= _PENDING_LIMIT:
                 self._count_calls()
 
@@ -112,14 +116,16 @@ class Telemetry:
         counts = self._calls.values
         call_keys = self._call_keys
         # Counter keeps first-seen order, so tool names are folded in the order calls came.
-        for pair, n in Counter(self._pending_calls).items():
+        pairs = zip(self._pending_names, self._pending_statuses, strict=True)
+        for pair, n in Counter(pairs).items():
             key = call_keys.get(pair)
             if key is None:
                 tool = self._fold(semconv.GEN_AI_TOOL_NAME, pair[0])
                 key = _pairs((semconv.GEN_AI_TOOL_NAME, tool), (semconv.TOOL_CALL_STATUS, pair[1]))
                 _memo_put(call_keys, pair, key)
             counts[key] = counts.get(key, 0) + n
-        self._pending_calls.clear()
+        self._pending_names.clear()
+        self._pending_statuses.clear()
 
     def _run_series(self, verdict: str | None, scenario: str, agent: str | None) -> _RunSeries:
         # Call with the lock held. Series keys follow each instrument's key order and leave
@@ -147,9 +153,12 @@ class Telemetry:
     def _observe_scores(self, result: RunResult, agent: str | None, scenario: str | None) -> None:
         # Call with the lock held.
         s = semconv
-        score_keys = self._score_keys
+        # The series of this agent and scenario by score name: looked up once per run.
+        by_name = self._score_keys.get((agent, scenario))
+        if by_name is None:
+            by_name = _memo_put(self._score_keys, (agent, scenario), {})
         for score in result.scores:
-            series = score_keys.get((score.name, agent, scenario))
+            series = by_name.get(score.name)
             if series is None:  # built once per (score, agent, scenario): folds are final
                 name = self._fold(s.GEN_AI_EVALUATION_NAME, score.name)
                 key = _pairs(
@@ -157,12 +166,23 @@ class Telemetry:
                     (s.GEN_AI_AGENT_NAME, agent),
                     (s.TRACESCORE_SCENARIO, scenario),
                 )
-                series = _memo_put(score_keys, (score.name, agent, scenario), _ScoreSeries(key))
-            if score.value is not None:
+                series = _memo_put(by_name, score.name, _ScoreSeries(key))
+            value = score.value
+            if value is not None:
                 point = series.point
                 if point is None:  # the histogram series appears with its first value
                     point = series.point = self._scores.point(series.key)
-                point.observe(float(score.value), SCORE_BOUNDS)
+                value = float(value)
+                if value != value:  # NaN: `HistogramPoint.observe` ignores it
+                    continue
+                # `point.observe(value, SCORE_BOUNDS)`, inline: a call costs as much.
+                point.counts[bisect_left(SCORE_BOUNDS, value)] += 1
+                point.sum += value
+                point.count += 1
+                if value < point.min:
+                    point.min = value
+                if value > point.max:
+                    point.max = value
             elif score.error is not None:
                 kind = self._fold(s.ERROR_TYPE, error_type(score))
                 self._errors.add(series.key + _pairs((s.ERROR_TYPE, kind)), 1)

@@ -19,12 +19,11 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, Span
 from tracescore import __version__, semconv
 from tracescore.export import wire
 from tracescore.export.attributes import add_attributes, score_attributes
+from tracescore.export.encoded_attributes import SPAN_ATTRIBUTES, EncodedAttributes
 from tracescore.model.span import AttrValue
 from tracescore.scenarios import RunResult
 
 __all__ = ["annotate_span", "annotate_span_bytes", "fanout_request", "fanout_span", "resource_key"]
-
-_SPAN_ATTRIBUTES = b"\x4a"  # Span.attributes = 9 (opentelemetry/proto/trace/v1/trace.proto)
 
 
 def annotate_span(span: Span, attributes: Mapping[str, AttrValue]) -> None:
@@ -56,7 +55,9 @@ def annotate_span_bytes(span_bytes: bytes, attributes: Mapping[str, AttrValue]) 
         span = Span.FromString(span_bytes)
         annotate_span(span, attributes)
         return span.SerializeToString()
-    return span_bytes + wire.attribute_fields(_SPAN_ATTRIBUTES, attributes)
+    if type(attributes) is EncodedAttributes:  # what `serve` scores: encoded while built
+        return span_bytes + attributes.span_fields
+    return span_bytes + wire.attribute_fields(SPAN_ATTRIBUTES, attributes)
 
 
 def _may_have_a_key(span_bytes: bytes, keys: tuple[str, ...]) -> bool:
@@ -182,7 +183,7 @@ def _fill_fanout(
 def _append_attributes(span: Span, attributes: Mapping[str, AttrValue]) -> None:
     # Parsing the encoded attributes appends them in one call (a repeated field merges by
     # appending), instead of one upb round trip per field.
-    span.MergeFromString(wire.attribute_fields(_SPAN_ATTRIBUTES, attributes))
+    span.MergeFromString(wire.attribute_fields(SPAN_ATTRIBUTES, attributes))
 
 
 def _new_span_id() -> bytes:

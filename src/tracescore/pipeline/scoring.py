@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from tracescore import semconv
 from tracescore.assembler import Annotations, Outbox, Pending, ReadyTrace
 from tracescore.config.model import Config, ScenarioMatch
-from tracescore.export.attributes import score_attributes
+from tracescore.export.encoded_attributes import encoded_score_attributes
 from tracescore.export.events import encode_evaluation_logs
 from tracescore.export.metrics import Telemetry
 from tracescore.export.spans import fanout_request
@@ -169,7 +169,8 @@ class RunScorer:
                 annotations[trajectory.span_id] = pending  # its span waits for judge scores
                 continue
             fanout_now.append(result)
-            attributes = score_attributes(result, self._prefix)
+            # With their span bytes: `annotate_span_bytes` appends those as they are.
+            attributes = encoded_score_attributes(result, self._prefix)
             if attributes and trajectory.span_id:
                 annotations[trajectory.span_id] = attributes
         if results:

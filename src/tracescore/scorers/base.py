@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import field
 from typing import Any, ClassVar, Literal, Self, TypeAlias
 
@@ -45,19 +45,28 @@ def select_calls(
     memo = _last_run
     if memo is None or memo[0] is not trajectory:
         memo = _last_run = (trajectory, [None, None, None, None])
+    slots = memo[1]
     slot = 2 * include_subagents + (policy == "clean")
-    calls = memo[1][slot]
+    calls = slots[slot]
     if calls is None:
+        # The slots another answer derives from are read here rather than asked again: a
+        # call costs more than the rest of a memo hit.
         if policy == "clean":
-            every = select_calls(trajectory, "attempted", include_subagents)
+            every = slots[slot - 1]
+            if every is None:
+                every = select_calls(trajectory, "attempted", include_subagents)
             calls = tuple([c for c in every if c.status == "ok"])
         elif include_subagents and AgentStep not in map(type, trajectory.steps):
             # No sub-agents: the same calls. (Steps are exactly ToolCall, ModelCall or
             # AgentStep, so the type test is isinstance's, looped in C.)
-            calls = select_calls(trajectory, policy)
-        else:
-            calls = trajectory.tool_calls(include_subagents=include_subagents)
-        memo[1][slot] = calls
+            calls = slots[0]
+            if calls is None:
+                calls = select_calls(trajectory, policy)
+        elif include_subagents:
+            calls = trajectory.tool_calls(include_subagents=True)
+        else:  # `trajectory.tool_calls()`, without the call (and the type test as above)
+            calls = tuple([s for s in trajectory.steps if type(s) is ToolCall])
+        slots[slot] = calls
     return calls
 
 
@@ -187,6 +196,14 @@ class ScorerBase(BaseModel):
         except Exception as exc:  # a scorer bug must not take the pipeline down
             return self.error_score(f"{type(exc).__name__}: {exc}", digest)
         return self.finish(outcome, digest)
+
+    def bound_score(self) -> Callable[[Trajectory], Score]:
+        """`score`, for a caller that scores many runs with this scorer (a scenario's plan).
+
+        A scorer may return a function with its config read once: a field of a pydantic
+        model is read through its `__getattr__` hook, several times slower than a local.
+        """
+        return self.score
 
     def error_score(self, error: str, digest: str | None = None) -> Score:
         """The score of a run this scorer failed on."""

@@ -14,8 +14,7 @@ negative `max`, an empty `tools` order, an empty `text`, `no_tool_errors` with `
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
@@ -44,7 +43,6 @@ __all__ = [
 ]
 
 
-_NAME = operator.attrgetter("name")
 # (passed, explanation, details) of a 0/1 check.
 _Checked = tuple[bool, str, dict[str, Any]]
 
@@ -78,6 +76,29 @@ class _Check(ScorerBase):
             return self.error_score(f"{type(exc).__name__}: {exc}", digest)
         return self.binary_score(passed, explanation, details, digest)
 
+    def bound_score(self) -> Callable[[Trajectory], Score]:
+        """`score` with everything but the check read once (the scorer is frozen)."""
+        check, error_score, threshold = self.check, self.error_score, self.threshold
+        name, kind, digest = self.name or self.type, self.type, self.digest()
+        passing, failing = semconv.LABEL_PASS, semconv.LABEL_FAIL
+        low = high = None
+        if threshold is not None:
+            low, high = threshold.min, threshold.max
+
+        def score(trajectory: Trajectory) -> Score:
+            try:
+                passed, explanation, details = check(trajectory)
+            except Exception as exc:  # a scorer bug must not take the pipeline down
+                return error_score(f"{type(exc).__name__}: {exc}", digest)
+            # `binary_score`, with its reads of the config done above.
+            value = 1.0 if passed else 0.0
+            if threshold is not None:  # `threshold.check(value)` of a finite value, inline
+                passed = (low is None or value >= low) and (high is None or value <= high)
+            label = passing if passed else failing
+            return Score(name, kind, value, passed, explanation, digest, label, details)
+
+        return score
+
 
 class CalledTool(ExpectationScorer, _Check):
     """1 when `tool` was called at least `times` times (Mastra `checks.calledTool`)."""
@@ -90,7 +111,7 @@ class CalledTool(ExpectationScorer, _Check):
         """Count the tool's counted calls."""
         calls = select_calls(trajectory, self.calls, self.include_subagents)
         tool, times = self.tool, self.times
-        count = list(map(_NAME, calls)).count(tool)
+        count = [c.name for c in calls].count(tool)  # see `names` for the comprehension
         passed = count >= times
         explanation = f"'{tool}' was called {count} time(s); at least {times} expected"
         note = "" if passed else uncounted_note(trajectory, calls, self)
@@ -186,10 +207,19 @@ class NoToolErrors(ProhibitionScorer, _Check):
     def check(self, trajectory: Trajectory) -> _Checked:
         """Count status `error` (and, under Mastra, paused calls and error results)."""
         calls = select_calls(trajectory, self.calls, self.include_subagents)
+        mastra = self.compat == "mastra"
+        if not mastra and [c.status for c in calls].count("ok") == len(calls):
+            # Every call ran clean (most runs): nothing errored, nothing paused.
+            details: dict[str, Any] = {
+                "error_count": 0,
+                "total_calls": len(calls),
+                "errored": [],
+                "paused": [],
+            }
+            return True, f"none of {len(calls)} tool call(s) failed", details
         errored = [c for c in calls if c.status == "error"]
         paused = [c for c in calls if c.status == "paused"]
         failed = errored
-        mastra = self.compat == "mastra"
         if mastra:
             failed = [
                 c
@@ -203,11 +233,11 @@ class NoToolErrors(ProhibitionScorer, _Check):
             explanation = f"none of {len(calls)} tool call(s) failed"
         if paused and not mastra:
             explanation += f"; paused (not counted as errors): {names(paused)}"
-        details: dict[str, Any] = {
+        details = {
             "error_count": len(failed),
             "total_calls": len(calls),
-            "errored": list(map(_NAME, errored)),
-            "paused": list(map(_NAME, paused)),
+            "errored": [c.name for c in errored],
+            "paused": [c.name for c in paused],
         }
         return not failed, explanation, details
 

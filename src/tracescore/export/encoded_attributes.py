@@ -1,0 +1,155 @@
+"""A run's score attributes with their `Span.attributes` bytes, written in the same pass.
+
+`serve` puts every scored run's attributes on its held agent span (`annotate_span_bytes`),
+which encoded them one by one through the generic `wire.attribute_fields`: a dozen memo
+lookups keyed by fresh tuples per run. Here the attributes are built as `score_attributes`
+builds them, and each is encoded from pieces kept per score name (keys, the value's framing,
+whole label fields) and per run-level combination (scenario, verdict, digest, complete), so
+the span only has the explanations left to frame. The bytes are exactly those of
+`wire.attribute_fields(Span.attributes, score_attributes(result, prefix))` (tests compare).
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn, TypeVar
+
+from tracescore import semconv
+from tracescore.export import wire
+from tracescore.export.attributes import run_attributes, score_label
+from tracescore.model.span import AttrValue
+from tracescore.scenarios import RunResult
+
+__all__ = ["SPAN_ATTRIBUTES", "EncodedAttributes", "encoded_score_attributes"]
+
+SPAN_ATTRIBUTES = b"\x4a"  # Span.attributes = 9 (opentelemetry/proto/trace/v1/trace.proto)
+
+
+class EncodedAttributes(dict[str, AttrValue]):
+    """Attributes and `span_fields`, their `Span.attributes` fields in order; read-only, so
+    that the bytes cannot fall out of step with the items.
+
+    A dict rather than a Mapping of one: the assembler tests and reads it per run, and a
+    Mapping's `__len__` and `__iter__` are Python calls.
+    """
+
+    __slots__ = ("span_fields",)
+    span_fields: bytes
+
+    def _read_only(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("encoded attributes are read-only")
+
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
+
+
+def _encoded(items: dict[str, AttrValue], span_fields: bytes) -> EncodedAttributes:
+    attributes = EncodedAttributes(items)  # copied by dict's own merge, not `__setitem__`
+    attributes.span_fields = span_fields
+    return attributes
+
+
+class _ScorePieces:
+    """What a score named `name` writes under `prefix`, but for its value and explanation."""
+
+    __slots__ = ("explanation_key", "heads", "label_key", "labels", "score_key", "value_head")
+
+    def __init__(self, prefix: str, name: str) -> None:
+        s = semconv
+        self.score_key = s.score_attribute(prefix, name, s.SCORE_SUFFIX)
+        self.label_key = s.score_attribute(prefix, name, s.LABEL_SUFFIX)
+        self.explanation_key = s.score_attribute(prefix, name, s.EXPLANATION_SUFFIX)
+        self.value_head = wire.double_head(SPAN_ATTRIBUTES, self.score_key)
+        # Whole label fields by label: `pass`, `fail`, `error`, `skipped` and the scorers'
+        # own labels (bounded below, since a scorer's label may come from a judge).
+        self.labels: dict[str, bytes] = {}
+        # The explanation field up to its UTF-8 bytes, by their number: explanations rarely
+        # repeat, their framing does.
+        self.heads: dict[int, bytes] = {}
+
+    def label_field(self, label: str) -> bytes:
+        if len(self.labels) >= _LABELS_LIMIT:
+            self.labels.clear()
+        field = self.labels[label] = wire.string_field(SPAN_ATTRIBUTES, self.label_key, label)
+        return field
+
+    def explanation_head(self, size: int) -> bytes:
+        if len(self.heads) >= _LABELS_LIMIT:
+            self.heads.clear()
+        field = wire.long_string_field(SPAN_ATTRIBUTES, self.explanation_key, "x" * size)
+        head = self.heads[size] = field[: len(field) - size]
+        return head
+
+
+def encoded_score_attributes(
+    result: RunResult, prefix: str = semconv.DEFAULT_SCORE_ATTRIBUTE_PREFIX
+) -> EncodedAttributes:
+    """`score_attributes(result, prefix)` with its `Span.attributes` fields (see the module)."""
+    if not prefix:
+        raise ValueError("score attribute prefix must not be empty")
+    items: dict[str, AttrValue] = {}
+    if result.scenario is None or not result.sampled:
+        return _encoded(items, b"")  # not scored: the span is forwarded as it came
+    fields: list[bytes] = []
+    pieces = _PIECES
+    pack = _pack_double
+    # Calls are what a run pays most for here: the memo reads and `score_label` are inline.
+    for score in result.scores:
+        piece = pieces.get((prefix, score.name))
+        if piece is None:
+            piece = _remember(pieces, (prefix, score.name), _ScorePieces(prefix, score.name))
+        value = score.value
+        if value is not None:
+            value = float(value)  # the attribute is always a double
+            items[piece.score_key] = value
+            fields.append(piece.value_head + pack(value))
+        label = score.label
+        if label is None or score.error is not None:
+            label = score_label(score)
+        if label is not None:
+            items[piece.label_key] = label
+            field = piece.labels.get(label)
+            fields.append(piece.label_field(label) if field is None else field)
+        explanation = score.explanation
+        items[piece.explanation_key] = explanation
+        data = explanation.encode()
+        head = piece.heads.get(len(data))
+        fields.append((piece.explanation_head(len(data)) if head is None else head) + data)
+    run = (result.scenario, result.verdict, result.digest, result.trajectory.complete)
+    tail = _RUNS.get(run)
+    if tail is None:
+        tail = _remember(_RUNS, run, _run_fields(*run))
+    items.update(tail[0])
+    fields.append(tail[1])
+    if len(items) != len(fields) - 1 + len(tail[0]):
+        # Two scores of one name (a hand-built result; a config refuses it): the mapping
+        # kept one key for both, so encode what it holds.
+        return _encoded(items, wire.attribute_fields(SPAN_ATTRIBUTES, items))
+    attributes = EncodedAttributes(items)  # `_encoded`, inline
+    attributes.span_fields = b"".join(fields)
+    return attributes
+
+
+def _run_fields(
+    scenario: str, verdict: str | None, digest: str | None, complete: bool
+) -> tuple[dict[str, AttrValue], bytes]:
+    items = run_attributes(scenario, verdict, digest, complete)
+    return items, wire.attribute_fields(SPAN_ATTRIBUTES, items)
+
+
+_pack_double = wire.DOUBLE.pack
+# Pieces per (prefix, score name) and run-level fields per (scenario, verdict, digest,
+# complete): a handful per configuration; bounded all the same, as are the labels and the
+# explanation lengths per name.
+_PIECES: dict[tuple[str, str], _ScorePieces] = {}
+_RUNS: dict[tuple[str, str | None, str | None, bool], tuple[dict[str, AttrValue], bytes]] = {}
+_MEMO_LIMIT = 1024
+_LABELS_LIMIT = 64
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _remember(memo: dict[_K, _V], key: _K, value: _V) -> _V:
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
+    return value

@@ -1,0 +1,101 @@
+"""`bound_score()`, which scenario plans score with, against `score` and `evaluate` + `finish`.
+
+The checks' bound scorers read their config once; these tests give every check many runs
+(clean, errored, paused, sub-agent calls, a result that cannot be read), with and without
+thresholds, and compare scores field by field.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from scorers._build import agent, call, run
+from tracescore.model import Step, Trajectory
+from tracescore.scorers.base import select_calls
+from tracescore.scorers.registry import parse_scorer
+
+CONFIGS: list[dict[str, Any]] = [
+    {"type": "called_tool", "tool": "lookup"},
+    {"type": "called_tool", "tool": "lookup", "times": 2, "threshold": {"max": 0.5}},
+    {"type": "called_tool", "tool": "lookup", "compat": "mastra", "name": "m"},
+    {"type": "tool_order", "tools": ["lookup", "refund"]},
+    {"type": "did_not_call", "tool": "delete"},
+    {"type": "used_no_tools", "threshold": 0.5},
+    {"type": "max_tool_calls", "max": 2, "include_subagents": True},
+    {"type": "max_tool_calls", "max": 0, "calls": "clean"},
+    {"type": "no_tool_errors"},
+    {"type": "no_tool_errors", "threshold": 1.0, "include_subagents": True},
+    {"type": "no_tool_errors", "compat": "mastra"},
+    {"type": "output_includes", "text": "done"},
+]
+
+
+class _Unreadable(Mapping[str, Any]):
+    """A tool result whose reading fails: a Mastra check on it becomes an error score."""
+
+    def __getitem__(self, key: str) -> Any:
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        raise RuntimeError("result unreadable")
+
+
+def _runs() -> list[Trajectory]:
+    pool: list[Step] = [
+        call("lookup"),
+        call("refund"),
+        call("delete", status="error"),
+        call("lookup", status="paused"),
+        call("lookup", result={"error": "boom"}),
+        call("refund", result=_Unreadable()),
+        agent("helper", call("lookup"), call("delete", status="error")),
+    ]
+    runs = [run()]
+    for size in (1, 2, 3):
+        runs += [run(*steps) for steps in itertools.permutations(pool, size)]
+    return runs
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: str(sorted(c.items())))
+def test_bound_score_gives_the_scores_of_score(config: dict[str, Any]) -> None:
+    scorer = parse_scorer(config)
+    bound = scorer.bound_score()
+    runs = _runs()
+    errors = 0
+    for trajectory in runs:
+        expected = scorer.score(trajectory)
+        assert bound(trajectory) == expected
+        errors += expected.error is not None
+        if expected.error is None:  # the Outcome path gives the same score
+            assert scorer.finish(scorer.evaluate(trajectory), scorer.digest()) == expected
+    if config.get("compat") == "mastra" and config["type"] == "no_tool_errors":
+        assert errors  # a scorer that fails is among the runs
+
+
+def test_select_calls_answers_in_any_order_of_asking() -> None:
+    # Its memo derives some answers from others' slots: every order of the four questions
+    # must give the calls the trajectory itself lists.
+    asks = [("attempted", False), ("clean", False), ("attempted", True), ("clean", True)]
+    for trajectory in _runs():
+        want = {
+            (policy, sub): tuple(
+                c
+                for c in trajectory.tool_calls(include_subagents=sub)
+                if policy == "attempted" or c.status == "ok"
+            )
+            for policy, sub in asks
+        }
+        for order in itertools.permutations(asks):
+            select_calls(run(), "attempted")  # another run first: the memo starts afresh
+            for policy, sub in order:
+                assert select_calls(trajectory, policy, sub) == want[(policy, sub)]  # type: ignore[arg-type]
