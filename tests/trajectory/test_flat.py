@@ -19,10 +19,12 @@ import pytest
 from tracescore import semconv
 from tracescore.model.span import SpanRecord, StatusCode
 from tracescore.model.trajectory import Trajectory
-from tracescore.trajectory import BuildOptions, BuildResult, _build, _genai
+from tracescore.trajectory import BuildOptions, BuildResult, _build, _classify, _genai
 from tracescore.trajectory._flat import build_flat_run
+from tracescore.trajectory._genai_native import FALLBACK
 from trajectory.corpora import bench_spans, fixture_span_files
 from trajectory.spans import assistant, call, messages, sid, span, text, user
+from trajectory.test_genai_native import EDGE_CASES, without_dropped
 
 
 def both(
@@ -132,7 +134,9 @@ def _chat_attrs(rng: random.Random) -> dict[str, Any]:
 
 
 def _tool(n: int, start: int, rng: random.Random, parent: int = _AGENT) -> SpanRecord:
-    name = rng.choice(["lookup", "write_file", "final_result", "final_result_Pet", "Ünï"])
+    name = rng.choice(
+        ["lookup", "write_file", "final_result", "final_result_Pet", "final_resultPet", "Ünï"]
+    )
     attrs: dict[str, Any] = {
         semconv.GEN_AI_OPERATION_NAME: "execute_tool",
         semconv.GEN_AI_TOOL_NAME: name,
@@ -364,6 +368,8 @@ def test_a_reader_that_raises_makes_the_fast_path_decline(
         return original(record, options, convention)
 
     monkeypatch.setitem(_genai._READERS, semconv.OP_INVOKE_AGENT, broken)
+    # The plain agent span is read natively where the extension is built: read it in Python.
+    monkeypatch.setattr(_classify, "_read_plain_genai", None)
     assert both(spans, monkeypatch) == [False]
     assert "could not be read" in _build.build_trajectories(spans).warnings[0]
 
@@ -388,3 +394,91 @@ def test_views_read_before_declining_are_reused(monkeypatch: pytest.MonkeyPatch)
     assert sid(_AGENT) not in read
     assert chat.span_id not in read
     assert len(read) < len(spans)
+
+
+# The native steps (`flat_steps`, otlp/_genai.c) answer a run when the extension reads every
+# span after the agent span; `both` compares every such run with the general path.
+
+
+def _counting_flat_steps(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Patch `_classify._flat_steps` to record, per call, whether it answered."""
+    original = _classify._flat_steps
+    if original is None:
+        pytest.skip("the C extension is not built")
+    answered: list[bool] = []
+
+    def counting(*args: Any) -> Any:
+        steps = original(*args)
+        answered.append(steps is not FALLBACK)
+        return steps
+
+    monkeypatch.setattr(_classify, "_flat_steps", counting)
+    return answered
+
+
+def test_the_benchmark_runs_take_the_native_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    answered = _counting_flat_steps(monkeypatch)
+    traces = bench_traces()
+    for trace in traces:
+        assert both(trace, monkeypatch) == [True]
+    assert answered == [True] * len(traces)
+
+
+_OUTPUT_OPTIONS = [
+    BuildOptions(),
+    BuildOptions(include_output_tools=True),
+    BuildOptions(output_tool_names=("lookup", "write", "")),
+    BuildOptions(output_tool_names=()),
+    BuildOptions(max_value_chars=16),
+]
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_native_steps_build_the_same(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    answered = _counting_flat_steps(monkeypatch)
+    rng = random.Random(seed)
+    spans = flat_run(rng)
+    for mutate in rng.sample(BENIGN, rng.randint(0, 2)):
+        spans = mutate(spans, rng)
+    assert both(spans, monkeypatch, rng.choice(_OUTPUT_OPTIONS)) == [True]
+    # Whether it answered: only when every span is plain (see the next test for how often).
+    assert len(answered) <= 1
+
+
+def test_native_steps_answer_most_generated_runs_and_decline_some(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    answered = _counting_flat_steps(monkeypatch)
+    for seed in range(200):
+        rng = random.Random(seed)
+        spans = flat_run(rng)
+        if seed % 4 == 0:
+            spans = rng.choice(ODD)(spans, rng)
+        both(spans, monkeypatch, rng.choice(_OUTPUT_OPTIONS))
+    # Generated spans are often not plain (messages, non-ASCII names, isError results).
+    assert answered.count(True) > 30
+    assert answered.count(False) > 30
+
+
+@pytest.mark.parametrize(
+    ("what", "record"),
+    [(what, record) for what, record, _ in EDGE_CASES],
+    ids=[what for what, _, _ in EDGE_CASES],
+)
+@pytest.mark.parametrize("options", _OUTPUT_OPTIONS[:3])
+def test_native_reader_edge_cases_as_steps_build_the_same(
+    what: str, record: SpanRecord, options: BuildOptions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each edge case of the native reader as the one step of a run (or as a run of its own).
+    agent = span(
+        _AGENT,
+        "invoke_agent triage",
+        None,
+        attrs={semconv.GEN_AI_OPERATION_NAME: "invoke_agent", semconv.GEN_AI_AGENT_NAME: "a"},
+    )
+    record = without_dropped(record)
+    if record.span_id == agent.span_id:
+        both([record], monkeypatch, options)
+    else:
+        step = replace(record, parent_span_id=agent.span_id, start_ns=agent.start_ns + 1)
+        both([agent, step], monkeypatch, options)

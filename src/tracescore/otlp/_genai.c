@@ -1,21 +1,24 @@
-/* The trajectory builder's reading of plain OTel GenAI `execute_tool` and model (`chat`, ...)
- * spans, for the simplest and most common shapes only (see trajectory/_genai_native.py).
+/* The trajectory builder's reading of plain OTel GenAI `execute_tool`, model (`chat`, ...) and
+ * `invoke_agent` spans, for the simplest and most common shapes only (see
+ * trajectory/_genai_native.py), and of spans no convention recognises.
  *
  * Why native: classifying a span in Python cost about 14k instructions, 42% of building a run,
- * and most production spans are plain GenAI tool and chat spans whose views are a handful of
- * attribute reads. This builds exactly the SpanView `tracescore.trajectory._genai.read` builds
- * for them, slots filled directly (as _records.c fills SpanRecords), and answers the FALLBACK
- * sentinel for anything else (agent spans, exception events, non-ASCII or non-text values, messages,
- * tool definitions, ...), so the caller then runs the Python reader. Tests compare both on
- * every fixture span, the benchmark's spans and generated attribute dicts.
+ * and most production spans are plain GenAI tool, chat and agent spans whose views are a
+ * handful of attribute reads. This builds exactly the SpanView `tracescore.trajectory._genai.read`
+ * builds for them, slots filled directly (as _records.c fills SpanRecords), answers None for a
+ * span with no convention's marker and no GenAI operation or span name (an HTTP span), as
+ * classify does, and the FALLBACK sentinel for anything else (exception events, non-ASCII or
+ * non-text values, messages, tool definitions, ...), so the caller then runs the Python reader.
+ * Tests compare both on every fixture span, the benchmark's spans and generated attribute dicts.
  *
  * bind_genai(SpanRecord, SpanView, SpanView field names, their defaults, keys, model ops,
- *            execute_tool op, (tool role, model role), convention, (UNSET, OK, ERROR) statuses,
- *            Deferred, parse_lenient, error result needles, FALLBACK, other conventions'
- *            marker keys, pydantic-ai's scope, Vercel's span name prefix): once, first.
- * read_plain_genai(span, max_value_chars) -> SpanView | FALLBACK: `classify(span)` itself
- *   when it answers a view (it checks no other convention marks the span, as classify's
- *   first branch does), else FALLBACK.
+ *            execute_tool op, invoke_agent op, (tool role, model role, agent role), convention,
+ *            (UNSET, OK, ERROR) statuses, Deferred, parse_lenient, error result needles,
+ *            FALLBACK, other conventions' marker keys, pydantic-ai's scope, Vercel's span name
+ *            prefix, the span name prefixes GenAI reads without an operation): once, first.
+ * read_plain_genai(span, max_value_chars) -> SpanView | None | FALLBACK: `classify(span)` itself
+ *   when it answers (it checks no other convention marks the span, as classify's first branch
+ *   does), else FALLBACK.
  */
 #include "_scan.h"
 #include <structmember.h>
@@ -25,7 +28,7 @@ enum {
     K_OPERATION, K_TOOL_NAME, K_CALL_ID, K_ARGUMENTS, K_RESULT, K_ERROR_TYPE,
     K_INPUT_MESSAGES, K_OUTPUT_MESSAGES, K_TOOL_DEFINITIONS, K_INPUT_TOKENS, K_OUTPUT_TOKENS,
     K_PROMPT_TOKENS, K_COMPLETION_TOKENS, K_RESPONSE_MODEL, K_REQUEST_MODEL, K_ERROR_MESSAGE,
-    K_COUNT
+    K_AGENT_NAME, K_COUNT
 };
 
 /* SpanView's fields, in declaration order (bind_genai checks the class has exactly these). */
@@ -42,18 +45,37 @@ static const char *view_fields[V_FIELDS] = {
     "output_tool_names", "warnings",
 };
 
+/* ToolCall's and ModelCall's fields, in declaration order (bind_genai checks). */
+enum {
+    C_NAME, C_CALL_ID, C_ARGUMENTS, C_RESULT, C_STATUS, C_ERROR_TYPE, C_ERROR_MESSAGE,
+    C_PAUSE_REASON, C_START_NS, C_END_NS, C_SPAN_ID, C_AGENT, C_FIELDS
+};
+static const char *tool_call_fields[C_FIELDS] = {
+    "name", "call_id", "arguments", "result", "status", "error_type", "error_message",
+    "pause_reason", "start_ns", "end_ns", "span_id", "agent",
+};
+enum { M_MODEL, M_INPUT_TOKENS, M_OUTPUT_TOKENS, M_START_NS, M_END_NS, M_SPAN_ID, M_FIELDS };
+static const char *model_call_fields[M_FIELDS] = {
+    "model", "input_tokens", "output_tokens", "start_ns", "end_ns", "span_id",
+};
+
 static struct {
     PyObject *record_type, *view_type; /* classes */
     /* SpanRecord slot offsets */
     Py_ssize_t attributes, events, status_code, status_message, name, scope;
+    Py_ssize_t span_id, parent_span_id, start_ns, end_ns;
     Py_ssize_t view_offsets[V_FIELDS];
     PyObject *view_defaults; /* tuple, one value per field (role and convention unused) */
     PyObject *keys[K_COUNT];
     PyObject *model_ops; /* tuple of str */
-    PyObject *execute_tool, *tool_role, *model_role, *convention;
+    PyObject *execute_tool, *invoke_agent, *tool_role, *model_role, *agent_role, *convention;
+    PyObject *genai_prefixes; /* tuple of str: span names GenAI reads without an operation */
     PyObject *unset, *ok, *error;
     PyObject *deferred, *parse_lenient, *needles, *fallback;
     PyObject *markers, *pydantic_ai_scope, *ai_prefix; /* frozenset, str, str */
+    /* the flat run's steps (flat_steps) */
+    PyObject *tool_call_type, *model_call_type, *status_ok, *status_error;
+    Py_ssize_t tool_call_offsets[C_FIELDS], model_call_offsets[M_FIELDS];
 } g;
 
 /* The offset of slot `name` of `type`, or -1 with TypeError set. */
@@ -71,21 +93,55 @@ static Py_ssize_t slot_offset(PyObject *type, const char *name) {
     return offset;
 }
 
+/* The offsets of the member descriptors `members` (a tuple: each the slot of field `names[n]`
+ * of `type`) into `offsets`; -1 with TypeError set when one is not. */
+static int member_offsets(PyObject *type, PyObject *members, const char **names, int count,
+                          Py_ssize_t *offsets) {
+    if (!PyTuple_Check(members) || PyTuple_GET_SIZE(members) != count) {
+        PyErr_SetString(PyExc_TypeError, "bind_genai: unexpected step fields");
+        return -1;
+    }
+    for (int n = 0; n < count; n++) {
+        PyObject *descr = PyTuple_GET_ITEM(members, n);
+        if (!Py_IS_TYPE(descr, &PyMemberDescr_Type) ||
+            ((PyMemberDescrObject *)descr)->d_member->type != T_OBJECT_EX ||
+            (PyObject *)((PyMemberDescrObject *)descr)->d_common.d_type != type ||
+            strcmp(((PyMemberDescrObject *)descr)->d_member->name, names[n])) {
+            PyErr_Format(PyExc_TypeError, "bind_genai: step field %s is not a slot", names[n]);
+            return -1;
+        }
+        offsets[n] = ((PyMemberDescrObject *)descr)->d_member->offset;
+    }
+    return 0;
+}
+
 #define SET(field, value) Py_XSETREF(g.field, Py_NewRef(value))
+
+static PyMethodDef flat_steps_def;
 
 PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     PyObject *record, *view, *names, *defaults, *keys, *ops, *execute_tool, *roles,
         *convention, *statuses, *deferred, *parse_lenient, *needles, *fallback, *markers,
-        *pydantic_ai_scope, *ai_prefix;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!UO!UO!OOO!OO!UU", &PyType_Type, &record,
+        *pydantic_ai_scope, *ai_prefix, *invoke_agent, *genai_prefixes, *tool_call, *tool_members,
+        *model_call, *model_members, *status_ok, *status_error;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!UUO!UO!OOO!OO!UUO!(O!OO!OUU)", &PyType_Type, &record,
                           &PyType_Type, &view, &PyTuple_Type, &names, &PyTuple_Type,
                           &defaults, &PyTuple_Type, &keys, &PyTuple_Type, &ops, &execute_tool,
-                          &PyTuple_Type, &roles, &convention, &PyTuple_Type, &statuses,
-                          &deferred, &parse_lenient, &PyTuple_Type, &needles, &fallback,
-                          &PyFrozenSet_Type, &markers, &pydantic_ai_scope, &ai_prefix))
+                          &invoke_agent, &PyTuple_Type, &roles, &convention, &PyTuple_Type,
+                          &statuses, &deferred, &parse_lenient, &PyTuple_Type, &needles,
+                          &fallback, &PyFrozenSet_Type, &markers, &pydantic_ai_scope, &ai_prefix,
+                          &PyTuple_Type, &genai_prefixes, &PyType_Type, &tool_call, &tool_members,
+                          &PyType_Type, &model_call, &model_members, &status_ok, &status_error))
         return NULL;
+    Py_ssize_t tool_offsets[C_FIELDS], model_offsets[M_FIELDS];
+    if (member_offsets(tool_call, tool_members, tool_call_fields, C_FIELDS, tool_offsets) < 0 ||
+        member_offsets(model_call, model_members, model_call_fields, M_FIELDS, model_offsets) < 0)
+        return NULL;
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(genai_prefixes); n++)
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(genai_prefixes, n)))
+            return PyErr_Format(PyExc_TypeError, "bind_genai: name prefixes are str");
     if (PyTuple_GET_SIZE(names) != V_FIELDS || PyTuple_GET_SIZE(defaults) != V_FIELDS ||
-        PyTuple_GET_SIZE(keys) != K_COUNT || PyTuple_GET_SIZE(roles) != 2 ||
+        PyTuple_GET_SIZE(keys) != K_COUNT || PyTuple_GET_SIZE(roles) != 3 ||
         PyTuple_GET_SIZE(statuses) != 3 || PyTuple_GET_SIZE(needles) != 2)
         return PyErr_Format(PyExc_TypeError, "bind_genai: unexpected tuple sizes");
     /* A view built here never runs __init__: its fields must be exactly the slots set below. */
@@ -103,8 +159,12 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     Py_ssize_t status_message = slot_offset(record, "status_message");
     Py_ssize_t name = slot_offset(record, "name");
     Py_ssize_t scope = slot_offset(record, "scope");
+    Py_ssize_t span_id = slot_offset(record, "span_id");
+    Py_ssize_t parent_span_id = slot_offset(record, "parent_span_id");
+    Py_ssize_t start_ns = slot_offset(record, "start_ns");
+    Py_ssize_t end_ns = slot_offset(record, "end_ns");
     if (attributes < 0 || events < 0 || status_code < 0 || status_message < 0 || name < 0 ||
-        scope < 0)
+        scope < 0 || span_id < 0 || parent_span_id < 0 || start_ns < 0 || end_ns < 0)
         return NULL;
     for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(ops); n++)
         if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(ops, n)))
@@ -130,13 +190,26 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     g.status_message = status_message;
     g.name = name;
     g.scope = scope;
+    g.span_id = span_id;
+    g.parent_span_id = parent_span_id;
+    g.start_ns = start_ns;
+    g.end_ns = end_ns;
+    memcpy(g.tool_call_offsets, tool_offsets, sizeof tool_offsets);
+    memcpy(g.model_call_offsets, model_offsets, sizeof model_offsets);
+    SET(tool_call_type, tool_call);
+    SET(model_call_type, model_call);
+    SET(status_ok, status_ok);
+    SET(status_error, status_error);
     SET(record_type, record);
     SET(view_type, view);
     SET(view_defaults, defaults);
     SET(model_ops, ops);
     SET(execute_tool, execute_tool);
+    SET(invoke_agent, invoke_agent);
     SET(tool_role, PyTuple_GET_ITEM(roles, 0));
     SET(model_role, PyTuple_GET_ITEM(roles, 1));
+    SET(agent_role, PyTuple_GET_ITEM(roles, 2));
+    SET(genai_prefixes, genai_prefixes);
     SET(convention, convention);
     SET(unset, PyTuple_GET_ITEM(statuses, 0));
     SET(ok, PyTuple_GET_ITEM(statuses, 1));
@@ -148,7 +221,7 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     SET(markers, markers);
     SET(pydantic_ai_scope, pydantic_ai_scope);
     SET(ai_prefix, ai_prefix);
-    Py_RETURN_NONE;
+    return PyCFunction_New(&flat_steps_def, NULL);
 }
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
@@ -352,16 +425,45 @@ static PyObject *read_model(PyObject *attrs) {
     return view_of(values);
 }
 
-PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "read_plain_genai(span, max_value_chars)");
-        return NULL;
+/* read_agent, when no messages or tool definitions were recorded and the agent name is plain
+ * non-empty ASCII text: the view is the name alone (with no messages, input, output, requests
+ * and responses stay None; events and status are not read). */
+static PyObject *read_agent(PyObject *attrs) {
+    int failed = 0;
+    int rich = PyDict_Contains(attrs, g.keys[K_OUTPUT_MESSAGES]);
+    if (rich == 0) rich = PyDict_Contains(attrs, g.keys[K_INPUT_MESSAGES]);
+    if (rich == 0) rich = PyDict_Contains(attrs, g.keys[K_TOOL_DEFINITIONS]);
+    if (rich < 0) return NULL;
+    if (rich) return DECLINE();
+    PyObject *name = get(attrs, K_AGENT_NAME, &failed);
+    if (failed) return NULL;
+    /* An empty or absent name falls back to the span name's suffix or the agent id: Python's
+     * business. */
+    if (name == NULL || !PyUnicode_CheckExact(name) || !PyUnicode_IS_ASCII(name) ||
+        PyUnicode_GET_LENGTH(name) == 0)
+        return DECLINE();
+    PyObject *values[V_FIELDS] = {
+        [V_ROLE] = Py_NewRef(g.agent_role),
+        [V_CONVENTION] = Py_NewRef(g.convention),
+        [V_AGENT_NAME] = Py_NewRef(name),
+    };
+    return view_of(values);
+}
+
+/* Whether `name` starts with one of the span names GenAI reads without an operation
+ * (1, 0, or -1 on error). */
+static int genai_name(PyObject *name) {
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(g.genai_prefixes); n++) {
+        PyObject *prefix = PyTuple_GET_ITEM(g.genai_prefixes, n);
+        if (PyUnicode_GET_LENGTH(name) < PyUnicode_GET_LENGTH(prefix)) continue;
+        Py_ssize_t at = PyUnicode_Tailmatch(name, prefix, 0, PyUnicode_GET_LENGTH(prefix), -1);
+        if (at) return (int)at;
     }
-    if (g.fallback == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "read_plain_genai before bind_genai()");
-        return NULL;
-    }
-    PyObject *span = args[0];
+    return 0;
+}
+
+/* read_plain_genai once bound: a view, None or FALLBACK (new reference), NULL on error. */
+static PyObject *read_plain(PyObject *span, PyObject *limit) {
     if ((PyObject *)Py_TYPE(span) != g.record_type) return DECLINE();
     PyObject *attrs = SLOT(span, g.attributes);
     PyObject *name = SLOT(span, g.name), *scope = SLOT(span, g.scope);
@@ -386,9 +488,178 @@ PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_
     int failed = 0;
     PyObject *op = get(attrs, K_OPERATION, &failed);
     if (failed) return NULL;
-    if (op == NULL || !PyUnicode_CheckExact(op)) return DECLINE();
-    if (same_text(op, g.execute_tool)) return read_tool(span, attrs, args[1]);
+    if (op == NULL) {
+        /* No convention recognises a span with no marker and no GenAI operation or name (an
+         * HTTP span, say): classify answers None. */
+        int named = genai_name(name);
+        if (named < 0) return NULL;
+        return named ? DECLINE() : Py_NewRef(Py_None);
+    }
+    if (!PyUnicode_CheckExact(op)) return DECLINE();
+    if (same_text(op, g.execute_tool)) return read_tool(span, attrs, limit);
+    if (same_text(op, g.invoke_agent)) return read_agent(attrs);
     for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(g.model_ops); n++)
         if (same_text(op, PyTuple_GET_ITEM(g.model_ops, n))) return read_model(attrs);
     return DECLINE();
 }
+
+PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "read_plain_genai(span, max_value_chars)");
+        return NULL;
+    }
+    if (g.fallback == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "read_plain_genai before bind_genai()");
+        return NULL;
+    }
+    return read_plain(args[0], args[1]);
+}
+
+/* `value or None` of a span's time: an exact int (borrowed); NULL when not one. */
+static PyObject *time_or_none(PyObject *value) {
+    if (value == NULL || !PyLong_CheckExact(value)) return NULL;
+    return PyObject_IsTrue(value) ? value : Py_None;
+}
+
+/* An instance of the slotted `type` with its `count` slots at `offsets` set to `values`
+ * (stolen, also on failure; none NULL), without running __init__; NULL on error. */
+static PyObject *instance_of(PyObject *type, const Py_ssize_t *offsets, PyObject **values,
+                             int count) {
+    PyObject *made = ((PyTypeObject *)type)->tp_alloc((PyTypeObject *)type, 0);
+    if (made == NULL) {
+        for (int n = 0; n < count; n++) Py_DECREF(values[n]);
+        return NULL;
+    }
+    for (int n = 0; n < count; n++) SLOT(made, offsets[n]) = values[n];
+    return made;
+}
+
+/* Whether `name` is an output tool of `names` (a tuple of exact str): `is_output_tool`, one
+ * of them or one of them and "_" before the rest. -1 when a name is not an exact str. */
+static int output_tool(PyObject *name, PyObject *names) {
+    Py_ssize_t len = PyUnicode_GET_LENGTH(name);
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(names); n++) {
+        PyObject *other = PyTuple_GET_ITEM(names, n);
+        if (!PyUnicode_CheckExact(other)) return -1;
+        Py_ssize_t size = PyUnicode_GET_LENGTH(other);
+        if (size > len || PyUnicode_KIND(other) != PyUnicode_KIND(name)) continue;
+        if (memcmp(PyUnicode_DATA(name), PyUnicode_DATA(other), size * PyUnicode_KIND(name)))
+            continue;
+        if (size == len || PyUnicode_READ_CHAR(name, size) == '_') return 1;
+    }
+    return 0;
+}
+
+/* The step of one span's native view: a ToolCall (`executed_call` with no request; NULL in
+ * *step when `shows_unrequested` leaves it out) or a ModelCall (`model_call`). 0, or 1 when
+ * the span is not a plain step of the run (the caller declines), -1 on error. */
+static int step_of(PyObject *span, PyObject *view, PyObject *root_id, PyObject *agent,
+                   PyObject *output_tools, int include_output_tools, PyObject **step) {
+    PyObject *role = SLOT(view, g.view_offsets[V_ROLE]);
+    if (role != g.tool_role && role != g.model_role) return 1; /* a second agent */
+    /* Under the agent span itself: no outer tool span to merge into, no nested run. */
+    PyObject *parent = SLOT(span, g.parent_span_id), *span_id = SLOT(span, g.span_id);
+    if (parent == NULL || !PyUnicode_CheckExact(parent) || !same_text(parent, root_id))
+        return 1;
+    PyObject *start = time_or_none(SLOT(span, g.start_ns));
+    PyObject *end = time_or_none(SLOT(span, g.end_ns));
+    if (start == NULL || end == NULL || span_id == NULL) return 1;
+    if (role == g.model_role) {
+        PyObject *values[M_FIELDS] = {
+            Py_NewRef(SLOT(view, g.view_offsets[V_MODEL])),
+            Py_NewRef(SLOT(view, g.view_offsets[V_INPUT_TOKENS])),
+            Py_NewRef(SLOT(view, g.view_offsets[V_OUTPUT_TOKENS])),
+            Py_NewRef(start),
+            Py_NewRef(end),
+            Py_NewRef(span_id),
+        };
+        *step = instance_of(g.model_call_type, g.model_call_offsets, values, M_FIELDS);
+        return *step == NULL ? -1 : 0;
+    }
+    PyObject *name = SLOT(view, g.view_offsets[V_TOOL_NAME]);
+    if (!include_output_tools) {
+        int shown = output_tool(name, output_tools);
+        if (shown < 0) return 1;
+        if (shown) return 0; /* an output tool: not a step */
+    }
+    PyObject *missing = PyTuple_GET_ITEM(g.view_defaults, V_ARGUMENTS);
+    PyObject *arguments = SLOT(view, g.view_offsets[V_ARGUMENTS]);
+    PyObject *result = SLOT(view, g.view_offsets[V_RESULT]);
+    PyObject *call_id = SLOT(view, g.view_offsets[V_CALL_ID]);
+    int failed = SLOT(view, g.view_offsets[V_ERROR]) == Py_True;
+    PyObject *values[C_FIELDS] = {
+        Py_NewRef(name),
+        Py_NewRef(call_id),
+        Py_NewRef(arguments == missing ? Py_None : arguments),
+        Py_NewRef(result == missing ? Py_None : result),
+        Py_NewRef(failed ? g.status_error : g.status_ok),
+        Py_NewRef(failed ? SLOT(view, g.view_offsets[V_ERROR_TYPE]) : Py_None),
+        Py_NewRef(failed ? SLOT(view, g.view_offsets[V_ERROR_MESSAGE]) : Py_None),
+        Py_NewRef(Py_None), /* pause reason */
+        Py_NewRef(start),
+        Py_NewRef(end),
+        Py_NewRef(span_id),
+        Py_NewRef(agent),
+    };
+    *step = instance_of(g.tool_call_type, g.tool_call_offsets, values, C_FIELDS);
+    return *step == NULL ? -1 : 0;
+}
+
+/* flat_steps(ordered, max_value_chars, root_id, agent, output_tool_names,
+ *            include_output_tools) -> tuple of steps | FALLBACK
+ * The steps `_flat._flat_run` builds from the spans after the first of `ordered` (the agent
+ * span's forest in order, checked by `_forward_tree`) when every one of them is read here
+ * (natively a tool or model view, or None): the model views add nothing to the trajectory
+ * then (no input, output or tools), so no view is kept. FALLBACK for any other run. */
+static PyObject *flat_steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6 || !PyList_CheckExact(args[0]) || !PyUnicode_CheckExact(args[2]) ||
+        !PyTuple_CheckExact(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "flat_steps(list, int, str, agent, tuple, bool)");
+        return NULL;
+    }
+    PyObject *ordered = args[0], *limit = args[1], *root_id = args[2], *agent = args[3];
+    int include_output_tools = PyObject_IsTrue(args[5]);
+    if (include_output_tools < 0) return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(ordered);
+    PyObject *steps = PyList_New(0);
+    if (steps == NULL) return NULL;
+    for (Py_ssize_t n = 1; n < PyList_GET_SIZE(ordered) && n < count; n++) {
+        PyObject *span = PyList_GET_ITEM(ordered, n);
+        if ((PyObject *)Py_TYPE(span) != g.record_type) goto decline;
+        Py_INCREF(span);
+        PyObject *view = read_plain(span, limit);
+        if (view == NULL) {
+            Py_DECREF(span);
+            goto fail;
+        }
+        PyObject *step = NULL;
+        int status = 0;
+        if (view == g.fallback)
+            status = 1;
+        else if (view != Py_None)
+            status = step_of(span, view, root_id, agent, args[4], include_output_tools, &step);
+        Py_DECREF(view);
+        Py_DECREF(span);
+        if (status < 0) goto fail;
+        if (status > 0) goto decline;
+        if (step != NULL) {
+            int appended = PyList_Append(steps, step);
+            Py_DECREF(step);
+            if (appended < 0) goto fail;
+        }
+    }
+    PyObject *out = PyList_AsTuple(steps);
+    Py_DECREF(steps);
+    return out;
+decline:
+    Py_DECREF(steps);
+    return DECLINE();
+fail:
+    Py_DECREF(steps);
+    return NULL;
+}
+
+static PyMethodDef flat_steps_def = {
+    "flat_steps", (PyCFunction)(void (*)(void))flat_steps, METH_FASTCALL,
+    "flat_steps(ordered, max_value_chars, root_id, agent, output_tool_names, "
+    "include_output_tools) -> tuple of steps, or FALLBACK (_genai.c)."};

@@ -13,12 +13,15 @@ any other trace, before doing anything but classifying spans; the views it read 
 general path, which then does not read those spans again. The tests compare both paths on every
 fixture trace, the benchmark's runs and generated variations.
 
-The structure is checked in one loop over the sorted spans, before any span is read; the
-native reader then reads every span in one `map`, and the Python readers only what it declines.
+The structure is checked in one loop over the sorted spans, before any span is read. Where the
+extension is built, it then reads the agent span, and `flat_steps` (otlp/_genai.c) reads the
+other spans and builds their steps in one call when it can read them all (most runs); else the
+native reader reads every span in one `map`, and the Python readers only what it declines.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import islice, repeat
 from operator import attrgetter
 from typing import Any
@@ -27,7 +30,7 @@ from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import Step, Trajectory
 from tracescore.trajectory import _classify
 from tracescore.trajectory._classify import classify_in_python
-from tracescore.trajectory._genai_native import FALLBACK
+from tracescore.trajectory._genai_native import FALLBACK, FlatSteps
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._run import run_trajectory
 from tracescore.trajectory._steps import executed_call, model_call, shows_unrequested
@@ -63,6 +66,14 @@ def build_flat_run(
     if ordered is None:
         return None
     native = _classify._read_plain_genai  # read on every call, as `classify` does
+    flat_steps = _classify._flat_steps
+    if native is not None and flat_steps is not None:
+        try:
+            trajectory = _native_flat_run(ordered, options, native, flat_steps)
+        except Exception:  # the general path reads the spans again and warns
+            return None
+        if trajectory is not FALLBACK:
+            return trajectory  # type: ignore[no-any-return]
     try:
         read = (
             list(map(native, ordered, repeat(options.max_value_chars)))
@@ -77,6 +88,32 @@ def build_flat_run(
         views.update(zip(map(_ID, ordered), read, strict=True))
         views.update(python_views)
     return trajectory
+
+
+def _native_flat_run(
+    ordered: list[SpanRecord],
+    options: BuildOptions,
+    native: Callable[[SpanRecord, int], SpanView | None],
+    flat_steps: FlatSteps,
+) -> Any:
+    """`_flat_run`'s trajectory when the extension reads every span of the run (the common
+    case), without a view or a Python call per span: `flat_steps` builds the steps, and the
+    model views, which would lend the run no input, output or tools, are not made. FALLBACK
+    for any other forest (then `_flat_run` reads it, and answers or declines)."""
+    root = ordered[0]
+    limit = options.max_value_chars
+    agent_view = native(root, limit)
+    if agent_view is None or agent_view is FALLBACK or agent_view.role != "agent":
+        return FALLBACK
+    # A native agent view has no warnings and no requests (no messages were recorded).
+    agent = agent_view.agent_name or clean_text(root.name)
+    root_id = root.span_id
+    steps = flat_steps(
+        ordered, limit, root_id, agent, options.output_tool_names, options.include_output_tools
+    )
+    if steps is FALLBACK:
+        return FALLBACK
+    return run_trajectory(root, root_id, agent, [agent_view], [], steps, options)
 
 
 def _flat_run(
