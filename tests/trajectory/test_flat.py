@@ -396,28 +396,28 @@ def test_views_read_before_declining_are_reused(monkeypatch: pytest.MonkeyPatch)
     assert len(read) < len(spans)
 
 
-# The native steps (`flat_steps`, otlp/_genai.c) answer a run when the extension reads every
-# span after the agent span; `both` compares every such run with the general path.
+# The native flat run (`flat_run`, otlp/_genai.c) answers a trace that is a flat run whose every
+# span the extension reads; `both` compares every such run with the general path.
 
 
-def _counting_flat_steps(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Patch `_classify._flat_steps` to record, per call, whether it answered."""
-    original = _classify._flat_steps
+def _counting_flat_runs(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Patch `_classify._read_flat_run` to record, per call, whether it answered."""
+    original = _classify._read_flat_run
     if original is None:
         pytest.skip("the C extension is not built")
     answered: list[bool] = []
 
     def counting(*args: Any) -> Any:
-        steps = original(*args)
-        answered.append(steps is not FALLBACK)
-        return steps
+        answer = original(*args)
+        answered.append(answer is not FALLBACK)
+        return answer
 
-    monkeypatch.setattr(_classify, "_flat_steps", counting)
+    monkeypatch.setattr(_classify, "_read_flat_run", counting)
     return answered
 
 
-def test_the_benchmark_runs_take_the_native_steps(monkeypatch: pytest.MonkeyPatch) -> None:
-    answered = _counting_flat_steps(monkeypatch)
+def test_the_benchmark_runs_take_the_native_flat_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    answered = _counting_flat_runs(monkeypatch)
     traces = bench_traces()
     for trace in traces:
         assert both(trace, monkeypatch) == [True]
@@ -434,8 +434,8 @@ _OUTPUT_OPTIONS = [
 
 
 @pytest.mark.parametrize("seed", range(200))
-def test_native_steps_build_the_same(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    answered = _counting_flat_steps(monkeypatch)
+def test_native_flat_runs_build_the_same(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    answered = _counting_flat_runs(monkeypatch)
     rng = random.Random(seed)
     spans = flat_run(rng)
     for mutate in rng.sample(BENIGN, rng.randint(0, 2)):
@@ -445,10 +445,10 @@ def test_native_steps_build_the_same(seed: int, monkeypatch: pytest.MonkeyPatch)
     assert len(answered) <= 1
 
 
-def test_native_steps_answer_most_generated_runs_and_decline_some(
+def test_native_flat_run_answers_many_generated_runs_and_declines_others(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    answered = _counting_flat_steps(monkeypatch)
+    answered = _counting_flat_runs(monkeypatch)
     for seed in range(200):
         rng = random.Random(seed)
         spans = flat_run(rng)

@@ -15,10 +15,14 @@
  *            execute_tool op, invoke_agent op, (tool role, model role, agent role), convention,
  *            (UNSET, OK, ERROR) statuses, Deferred, parse_lenient, error result needles,
  *            FALLBACK, other conventions' marker keys, pydantic-ai's scope, Vercel's span name
- *            prefix, the span name prefixes GenAI reads without an operation): once, first.
+ *            prefix, the span name prefixes GenAI reads without an operation, (ToolCall, its
+ *            fields' slots, ModelCall, its fields' slots, "ok", "error", the largest known span
+ *            kind)) -> flat_run: once, first.
  * read_plain_genai(span, max_value_chars) -> SpanView | None | FALLBACK: `classify(span)` itself
  *   when it answers (it checks no other convention marks the span, as classify's first branch
  *   does), else FALLBACK.
+ * flat_run(ordered, max_value_chars, output_tool_names, include_output_tools): a trace that is
+ *   one flat run of plain spans, checked, read and made into steps in one call (see below).
  */
 #include "_scan.h"
 #include <structmember.h>
@@ -63,7 +67,8 @@ static struct {
     PyObject *record_type, *view_type; /* classes */
     /* SpanRecord slot offsets */
     Py_ssize_t attributes, events, status_code, status_message, name, scope;
-    Py_ssize_t span_id, parent_span_id, start_ns, end_ns;
+    Py_ssize_t span_id, parent_span_id, start_ns, end_ns, kind;
+    long max_kind; /* the largest span kind the forest accepts without a warning */
     Py_ssize_t view_offsets[V_FIELDS];
     PyObject *view_defaults; /* tuple, one value per field (role and convention unused) */
     PyObject *keys[K_COUNT];
@@ -73,7 +78,7 @@ static struct {
     PyObject *unset, *ok, *error;
     PyObject *deferred, *parse_lenient, *needles, *fallback;
     PyObject *markers, *pydantic_ai_scope, *ai_prefix; /* frozenset, str, str */
-    /* the flat run's steps (flat_steps) */
+    /* the flat run's steps (flat_run) */
     PyObject *tool_call_type, *model_call_type, *status_ok, *status_error;
     Py_ssize_t tool_call_offsets[C_FIELDS], model_call_offsets[M_FIELDS];
 } g;
@@ -117,21 +122,23 @@ static int member_offsets(PyObject *type, PyObject *members, const char **names,
 
 #define SET(field, value) Py_XSETREF(g.field, Py_NewRef(value))
 
-static PyMethodDef flat_steps_def;
+static PyMethodDef flat_run_def;
 
 PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     PyObject *record, *view, *names, *defaults, *keys, *ops, *execute_tool, *roles,
         *convention, *statuses, *deferred, *parse_lenient, *needles, *fallback, *markers,
         *pydantic_ai_scope, *ai_prefix, *invoke_agent, *genai_prefixes, *tool_call, *tool_members,
         *model_call, *model_members, *status_ok, *status_error;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!UUO!UO!OOO!OO!UUO!(O!OO!OUU)", &PyType_Type, &record,
+    long max_kind;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!UUO!UO!OOO!OO!UUO!(O!OO!OUUl)", &PyType_Type, &record,
                           &PyType_Type, &view, &PyTuple_Type, &names, &PyTuple_Type,
                           &defaults, &PyTuple_Type, &keys, &PyTuple_Type, &ops, &execute_tool,
                           &invoke_agent, &PyTuple_Type, &roles, &convention, &PyTuple_Type,
                           &statuses, &deferred, &parse_lenient, &PyTuple_Type, &needles,
                           &fallback, &PyFrozenSet_Type, &markers, &pydantic_ai_scope, &ai_prefix,
                           &PyTuple_Type, &genai_prefixes, &PyType_Type, &tool_call, &tool_members,
-                          &PyType_Type, &model_call, &model_members, &status_ok, &status_error))
+                          &PyType_Type, &model_call, &model_members, &status_ok, &status_error,
+                          &max_kind))
         return NULL;
     Py_ssize_t tool_offsets[C_FIELDS], model_offsets[M_FIELDS];
     if (member_offsets(tool_call, tool_members, tool_call_fields, C_FIELDS, tool_offsets) < 0 ||
@@ -163,8 +170,10 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     Py_ssize_t parent_span_id = slot_offset(record, "parent_span_id");
     Py_ssize_t start_ns = slot_offset(record, "start_ns");
     Py_ssize_t end_ns = slot_offset(record, "end_ns");
+    Py_ssize_t kind = slot_offset(record, "kind");
     if (attributes < 0 || events < 0 || status_code < 0 || status_message < 0 || name < 0 ||
-        scope < 0 || span_id < 0 || parent_span_id < 0 || start_ns < 0 || end_ns < 0)
+        scope < 0 || span_id < 0 || parent_span_id < 0 || start_ns < 0 || end_ns < 0 ||
+        kind < 0)
         return NULL;
     for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(ops); n++)
         if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(ops, n)))
@@ -194,6 +203,8 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     g.parent_span_id = parent_span_id;
     g.start_ns = start_ns;
     g.end_ns = end_ns;
+    g.kind = kind;
+    g.max_kind = max_kind;
     memcpy(g.tool_call_offsets, tool_offsets, sizeof tool_offsets);
     memcpy(g.model_call_offsets, model_offsets, sizeof model_offsets);
     SET(tool_call_type, tool_call);
@@ -221,7 +232,7 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     SET(markers, markers);
     SET(pydantic_ai_scope, pydantic_ai_scope);
     SET(ai_prefix, ai_prefix);
-    return PyCFunction_New(&flat_steps_def, NULL);
+    return PyCFunction_New(&flat_run_def, NULL);
 }
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
@@ -605,61 +616,126 @@ static int step_of(PyObject *span, PyObject *view, PyObject *root_id, PyObject *
     return *step == NULL ? -1 : 0;
 }
 
-/* flat_steps(ordered, max_value_chars, root_id, agent, output_tool_names,
- *            include_output_tools) -> tuple of steps | FALLBACK
- * The steps `_flat._flat_run` builds from the spans after the first of `ordered` (the agent
- * span's forest in order, checked by `_forward_tree`) when every one of them is read here
- * (natively a tool or model view, or None): the model views add nothing to the trajectory
- * then (no input, output or tools), so no view is kept. FALLBACK for any other run. */
-static PyObject *flat_steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 6 || !PyList_CheckExact(args[0]) || !PyUnicode_CheckExact(args[2]) ||
-        !PyTuple_CheckExact(args[4])) {
-        PyErr_SetString(PyExc_TypeError, "flat_steps(list, int, str, agent, tuple, bool)");
+/* `_flat._forward_tree`'s checks of `ordered` (SpanRecords in order): distinct non-empty str
+ * ids, known kinds, the first span a root, every other span's parent an earlier span. 1 when
+ * they hold, 0 when not (or when a value is not of the plain type: the caller checks again in
+ * Python), -1 on error. */
+static int forward(PyObject *ordered) {
+    PyObject *seen = PySet_New(NULL);
+    if (seen == NULL) return -1;
+    int answer = 1;
+    for (Py_ssize_t n = 0; answer == 1 && n < PyList_GET_SIZE(ordered); n++) {
+        PyObject *span = PyList_GET_ITEM(ordered, n);
+        if ((PyObject *)Py_TYPE(span) != g.record_type) {
+            answer = 0;
+            break;
+        }
+        PyObject *sid = SLOT(span, g.span_id), *parent = SLOT(span, g.parent_span_id);
+        PyObject *kind = SLOT(span, g.kind);
+        if (sid == NULL || !PyUnicode_CheckExact(sid) || PyUnicode_GET_LENGTH(sid) == 0 ||
+            kind == NULL || !PyLong_CheckExact(kind) || parent == NULL) {
+            answer = 0;
+            break;
+        }
+        int overflow;
+        long value = PyLong_AsLongAndOverflow(kind, &overflow);
+        if (overflow || value < 0 || value > g.max_kind) {
+            answer = 0;
+            break;
+        }
+        if (n == 0) {
+            /* A root: its parent is falsy (None, or no text). */
+            if (parent != Py_None &&
+                !(PyUnicode_CheckExact(parent) && PyUnicode_GET_LENGTH(parent) == 0))
+                answer = 0;
+        } else if (!PyUnicode_CheckExact(parent)) {
+            answer = 0;
+        } else {
+            answer = PySet_Contains(seen, parent);
+        }
+        if (answer == 1) {
+            int again = PySet_Contains(seen, sid);
+            answer = again < 0 ? -1 : !again;
+        }
+        if (answer == 1 && PySet_Add(seen, sid) < 0) answer = -1;
+    }
+    Py_DECREF(seen);
+    return answer;
+}
+
+/* flat_run(ordered, max_value_chars, output_tool_names, include_output_tools)
+ *   -> (agent view, tuple of steps) | FALLBACK
+ * What `_flat._flat_run` builds of `ordered` (a trace's SpanRecords in order) when it is a
+ * flat run (`forward`) whose every span is read here: the agent span natively an agent view,
+ * every other span natively a tool or model view under it, or None. The model views add
+ * nothing to the trajectory then (no input, output or tools), so none is kept. FALLBACK for
+ * any other trace (the caller then checks and reads it in Python). */
+static PyObject *flat_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyList_CheckExact(args[0]) || !PyTuple_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "flat_run(list, int, tuple, bool)");
         return NULL;
     }
-    PyObject *ordered = args[0], *limit = args[1], *root_id = args[2], *agent = args[3];
-    int include_output_tools = PyObject_IsTrue(args[5]);
+    if (g.fallback == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "flat_run before bind_genai()");
+        return NULL;
+    }
+    PyObject *ordered = args[0], *limit = args[1];
+    int include_output_tools = PyObject_IsTrue(args[3]);
     if (include_output_tools < 0) return NULL;
-    Py_ssize_t count = PyList_GET_SIZE(ordered);
-    PyObject *steps = PyList_New(0);
-    if (steps == NULL) return NULL;
-    for (Py_ssize_t n = 1; n < PyList_GET_SIZE(ordered) && n < count; n++) {
-        PyObject *span = PyList_GET_ITEM(ordered, n);
-        if ((PyObject *)Py_TYPE(span) != g.record_type) goto decline;
-        Py_INCREF(span);
+    if (PyList_GET_SIZE(ordered) == 0) return DECLINE();
+    int plain = forward(ordered);
+    if (plain <= 0) return plain < 0 ? NULL : DECLINE();
+    /* The span list and what it holds may change while views are made (Deferred is Python's):
+     * hold the spans read. */
+    PyObject *spans = PyList_AsTuple(ordered);
+    if (spans == NULL) return NULL;
+    PyObject *root = PyTuple_GET_ITEM(spans, 0), *steps = NULL, *out = NULL;
+    PyObject *agent_view = read_plain(root, limit);
+    if (agent_view == NULL) goto done;
+    if (agent_view == g.fallback || agent_view == Py_None ||
+        SLOT(agent_view, g.view_offsets[V_ROLE]) != g.agent_role) {
+        out = DECLINE();
+        goto done;
+    }
+    /* A native agent view has a non-empty agent name, no warnings and no requests. */
+    PyObject *agent = SLOT(agent_view, g.view_offsets[V_AGENT_NAME]);
+    PyObject *root_id = SLOT(root, g.span_id);
+    if ((steps = PyList_New(0)) == NULL) goto done;
+    for (Py_ssize_t n = 1; n < PyTuple_GET_SIZE(spans); n++) {
+        PyObject *span = PyTuple_GET_ITEM(spans, n);
         PyObject *view = read_plain(span, limit);
-        if (view == NULL) {
-            Py_DECREF(span);
-            goto fail;
-        }
+        if (view == NULL) goto done;
         PyObject *step = NULL;
         int status = 0;
         if (view == g.fallback)
             status = 1;
         else if (view != Py_None)
-            status = step_of(span, view, root_id, agent, args[4], include_output_tools, &step);
+            status = step_of(span, view, root_id, agent, args[2], include_output_tools, &step);
         Py_DECREF(view);
-        Py_DECREF(span);
-        if (status < 0) goto fail;
-        if (status > 0) goto decline;
+        if (status < 0) goto done;
+        if (status > 0) {
+            out = DECLINE();
+            goto done;
+        }
         if (step != NULL) {
             int appended = PyList_Append(steps, step);
             Py_DECREF(step);
-            if (appended < 0) goto fail;
+            if (appended < 0) goto done;
         }
     }
-    PyObject *out = PyList_AsTuple(steps);
-    Py_DECREF(steps);
+    PyObject *made = PyList_AsTuple(steps);
+    if (made != NULL) {
+        PyObject *pair[2] = {Py_NewRef(agent_view), made};
+        out = tuple_of(pair, 2);
+    }
+done:
+    Py_XDECREF(steps);
+    Py_XDECREF(agent_view);
+    Py_DECREF(spans);
     return out;
-decline:
-    Py_DECREF(steps);
-    return DECLINE();
-fail:
-    Py_DECREF(steps);
-    return NULL;
 }
 
-static PyMethodDef flat_steps_def = {
-    "flat_steps", (PyCFunction)(void (*)(void))flat_steps, METH_FASTCALL,
-    "flat_steps(ordered, max_value_chars, root_id, agent, output_tool_names, "
-    "include_output_tools) -> tuple of steps, or FALLBACK (_genai.c)."};
+static PyMethodDef flat_run_def = {
+    "flat_run", (PyCFunction)(void (*)(void))flat_run, METH_FASTCALL,
+    "flat_run(ordered, max_value_chars, output_tool_names, include_output_tools) -> "
+    "(agent view, steps), or FALLBACK (_genai.c)."};

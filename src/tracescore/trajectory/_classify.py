@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.trajectory._genai import GENAI
-from tracescore.trajectory._genai_native import FALLBACK, FlatSteps, bind
+from tracescore.trajectory._genai_native import FALLBACK, FlatRun, bind
 from tracescore.trajectory._mastra import MASTRA
 from tracescore.trajectory._openinference import OPENINFERENCE
 from tracescore.trajectory._options import BuildOptions
@@ -160,11 +160,11 @@ _OTHER_MARKERS = _PYDANTIC_AI_MARKERS | {
 
 _native = bind(_OTHER_MARKERS, _GENAI_NAME_PREFIXES)
 # Module variables, read on every call, so tests can disable or count the native reader (the
-# flat-run path uses `_flat_steps` only with `_read_plain_genai`, whose reading it embeds).
+# flat-run path uses `_read_flat_run` only with `_read_plain_genai`, whose reading it embeds).
 _read_plain_genai: Callable[[SpanRecord, int], SpanView | None] | None = (
     _native[0] if _native is not None else None
 )
-_flat_steps: FlatSteps | None = _native[1] if _native is not None else None
+_read_flat_run: FlatRun | None = _native[1] if _native is not None else None
 
 
 def _marked(span: SpanRecord) -> tuple[Convention, ...]:

@@ -13,15 +13,14 @@ any other trace, before doing anything but classifying spans; the views it read 
 general path, which then does not read those spans again. The tests compare both paths on every
 fixture trace, the benchmark's runs and generated variations.
 
-The structure is checked in one loop over the sorted spans, before any span is read. Where the
-extension is built, it then reads the agent span, and `flat_steps` (otlp/_genai.c) reads the
-other spans and builds their steps in one call when it can read them all (most runs); else the
-native reader reads every span in one `map`, and the Python readers only what it declines.
+Where the extension is built, `flat_run` (otlp/_genai.c) checks the structure, reads every span
+and builds the steps in one call when it can read them all (most runs). Else the structure is
+checked in one loop over the sorted spans, before any span is read; the native reader then
+reads every span in one `map`, and the Python readers only what it declines.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from itertools import islice, repeat
 from operator import attrgetter
 from typing import Any
@@ -30,7 +29,7 @@ from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import Step, Trajectory
 from tracescore.trajectory import _classify
 from tracescore.trajectory._classify import classify_in_python
-from tracescore.trajectory._genai_native import FALLBACK, FlatSteps
+from tracescore.trajectory._genai_native import FALLBACK
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._run import run_trajectory
 from tracescore.trajectory._steps import executed_call, model_call, shows_unrequested
@@ -60,20 +59,31 @@ def build_flat_run(
     if not spans:
         return None
     try:
-        ordered = _forward_tree(spans)
-    except TypeError:  # ids, kinds or times of unexpected types: the general path copes
-        return None
-    if ordered is None:
+        ordered = _in_order(spans)
+    except TypeError:  # times of unexpected types: the general path copes
         return None
     native = _classify._read_plain_genai  # read on every call, as `classify` does
-    flat_steps = _classify._flat_steps
-    if native is not None and flat_steps is not None:
+    read_flat_run = _classify._read_flat_run
+    if native is not None and read_flat_run is not None:
+        # The common case in one native call: the structure checks, every span read, the
+        # steps made; the model views, which would lend the run no input, output or tools
+        # (no messages were recorded), are not made.
         try:
-            trajectory = _native_flat_run(ordered, options, native, flat_steps)
+            limit, output_tools = options.max_value_chars, options.output_tool_names
+            answer = read_flat_run(ordered, limit, output_tools, options.include_output_tools)
         except Exception:  # the general path reads the spans again and warns
             return None
-        if trajectory is not FALLBACK:
-            return trajectory  # type: ignore[no-any-return]
+        if answer is not FALLBACK:
+            agent_view, steps = answer
+            root = ordered[0]
+            # A native agent view always has a name (`_flat_run` would take the span's).
+            agent = agent_view.agent_name
+            return run_trajectory(root, root.span_id, agent, [agent_view], [], steps, options)
+    try:
+        if not _forward_tree(ordered):
+            return None
+    except TypeError:  # ids or kinds of unexpected types: the general path copes
+        return None
     try:
         read = (
             list(map(native, ordered, repeat(options.max_value_chars)))
@@ -88,32 +98,6 @@ def build_flat_run(
         views.update(zip(map(_ID, ordered), read, strict=True))
         views.update(python_views)
     return trajectory
-
-
-def _native_flat_run(
-    ordered: list[SpanRecord],
-    options: BuildOptions,
-    native: Callable[[SpanRecord, int], SpanView | None],
-    flat_steps: FlatSteps,
-) -> Any:
-    """`_flat_run`'s trajectory when the extension reads every span of the run (the common
-    case), without a view or a Python call per span: `flat_steps` builds the steps, and the
-    model views, which would lend the run no input, output or tools, are not made. FALLBACK
-    for any other forest (then `_flat_run` reads it, and answers or declines)."""
-    root = ordered[0]
-    limit = options.max_value_chars
-    agent_view = native(root, limit)
-    if agent_view is None or agent_view is FALLBACK or agent_view.role != "agent":
-        return FALLBACK
-    # A native agent view has no warnings and no requests (no messages were recorded).
-    agent = agent_view.agent_name or clean_text(root.name)
-    root_id = root.span_id
-    steps = flat_steps(
-        ordered, limit, root_id, agent, options.output_tool_names, options.include_output_tools
-    )
-    if steps is FALLBACK:
-        return FALLBACK
-    return run_trajectory(root, root_id, agent, [agent_view], [], steps, options)
 
 
 def _flat_run(
@@ -165,30 +149,34 @@ def _flat_run(
     return run_trajectory(root, root_id, agent, [agent_view], models, tuple(steps), options)
 
 
-def _forward_tree(spans: list[SpanRecord]) -> list[SpanRecord] | None:
-    """`spans` in (start, end, span id) order, or None unless they need no repair and no
-    walk: distinct non-empty str ids, known kinds, one root, every other span's parent present
-    and sorting before it (so no cycle, no clock skew); the root then sorts first."""
+def _in_order(spans: list[SpanRecord]) -> list[SpanRecord]:
+    """`spans` in (start, end, span id) order."""
     # With distinct starts (the usual case), the start alone orders spans as the full key does,
     # and int keys sort three times cheaper than tuples.
     starts_differ = len(set(map(_START, spans))) == len(spans)
-    ordered = sorted(spans, key=_START if starts_differ else _KEY)
+    return sorted(spans, key=_START if starts_differ else _KEY)
+
+
+def _forward_tree(ordered: list[SpanRecord]) -> bool:
+    """Whether the spans `ordered` need no repair and no walk: distinct non-empty str ids,
+    known kinds, one root, every other span's parent present and sorting before it (so no
+    cycle, no clock skew); the root then sorts first. (The native `flat_run` checks the same.)"""
     root = ordered[0]
     root_id = root.span_id
     if root_id.__class__ is not str or not root_id or root.parent_span_id:
-        return None
+        return False
     if root.kind not in _KNOWN_KINDS:
-        return None
+        return False
     seen = {root_id}  # ids of the spans before, in order; a root's parent (falsy) is not one
     add = seen.add
     for span in islice(ordered, 1, None):
         sid = span.span_id
         if sid.__class__ is not str or not sid or sid in seen:
-            return None
+            return False
         if span.parent_span_id not in seen or span.kind not in _KNOWN_KINDS:
-            return None
+            return False
         add(sid)
-    return ordered
+    return True
 
 
 def _python_read(

@@ -22,10 +22,11 @@ from tracescore.model.span import SpanRecord, StatusCode
 from tracescore.model.trajectory import Deferred, ModelCall, ToolCall
 from tracescore.trajectory._genai import NAME
 from tracescore.trajectory._messages import ERROR_RESULT_NEEDLES
+from tracescore.trajectory._tree import MAX_OTLP_KIND
 from tracescore.trajectory._values import parse_lenient
 from tracescore.trajectory._views import SpanView
 
-__all__ = ["FALLBACK", "FlatSteps", "bind"]
+__all__ = ["FALLBACK", "FlatRun", "bind"]
 
 FALLBACK: Any = object()
 """What `read_plain_genai` answers for a span it does not handle: ask the Python reader."""
@@ -52,18 +53,18 @@ _KEYS = (
 )
 
 
-FlatSteps = Callable[[list[SpanRecord], int, str, str | None, tuple[str, ...], bool], Any]
-"""`flat_steps(ordered, max_value_chars, root_id, agent, output_tool_names,
-include_output_tools)`: the steps of a flat run whose spans after the agent span are all read
-natively (a tuple), or FALLBACK (see `_flat`)."""
+FlatRun = Callable[[list[SpanRecord], int, tuple[str, ...], bool], Any]
+"""`flat_run(ordered, max_value_chars, output_tool_names, include_output_tools)`: (the agent
+view, the steps) of a trace, its spans in order, that is a flat run whose every span is read
+natively; FALLBACK for any other (see `_flat`)."""
 
 
 def bind(
     other_markers: frozenset[str], genai_name_prefixes: tuple[str, ...]
-) -> tuple[Callable[[SpanRecord, int], SpanView | None], FlatSteps] | None:
+) -> tuple[Callable[[SpanRecord, int], SpanView | None], FlatRun] | None:
     """`read_plain_genai` bound to `other_markers`, the marker keys of every convention but
     GenAI (a span carrying one is not plain), and `genai_name_prefixes`, the span names GenAI
-    reads without an operation, with `flat_steps`; None where the extension was not built."""
+    reads without an operation, with `flat_run`; None where the extension was not built."""
     try:
         # mypy knows the module only where it was built: the ignore is unused there.
         from tracescore.otlp import _scan  # type: ignore[attr-defined,unused-ignore]
@@ -79,7 +80,7 @@ def bind(
     if hasattr(ToolCall, "__post_init__") or hasattr(ModelCall, "__post_init__"):
         raise TypeError("ToolCall and ModelCall must be built by their fields alone")
     defaults = tuple(None if f.default is dataclasses.MISSING else f.default for f in fields)
-    flat_steps: FlatSteps = _scan.bind_genai(
+    flat_run: FlatRun = _scan.bind_genai(
         SpanRecord,
         SpanView,
         tuple(f.name for f in fields),
@@ -99,10 +100,10 @@ def bind(
         semconv.PYDANTIC_AI_SCOPE,
         semconv.AI_SPAN_PREFIX,
         genai_name_prefixes,
-        (ToolCall, _slots(ToolCall), ModelCall, _slots(ModelCall), "ok", "error"),
+        (ToolCall, _slots(ToolCall), ModelCall, _slots(ModelCall), "ok", "error", MAX_OTLP_KIND),
     )
     reader: Callable[[SpanRecord, int], SpanView | None] = _scan.read_plain_genai
-    return reader, flat_steps
+    return reader, flat_run
 
 
 def _slots(cls: type) -> tuple[Any, ...]:
