@@ -126,6 +126,16 @@ def _agent(attrs: dict[str, Any], **kw: Any) -> SpanRecord:
     return span(1, "invoke_agent triage", None, attrs={**base, **attrs}, **kw)
 
 
+class _Key(str):
+    __slots__ = ()
+
+
+def _with_keys(record: SpanRecord, rekey: Any) -> SpanRecord:
+    """`record` with each attribute key replaced by `rekey(key)` (an equal key, other object)."""
+    attrs = {rekey(k): v for k, v in record.attributes.items()}
+    return SpanRecord(**{**{f: getattr(record, f) for f in record.__slots__}, "attributes": attrs})
+
+
 _EVENT = SpanEvent(semconv.EXCEPTION_EVENT, 5, {semconv.EXCEPTION_TYPE: "ValueError"})
 _DROP: Any = object()
 
@@ -270,6 +280,13 @@ EDGE_CASES: list[tuple[str, SpanRecord, bool]] = [
     ("other scope", _tool({}, scope="pydantic-ai-x"), True),
     ("Vercel name", span(4, "ai.toolCall", 1, attrs=_tool({}).attributes), False),
     ("short name", span(4, "a", 1, attrs=_chat({}).attributes), True),
+    # Keys are found in one pass over the attributes: by object, else by text.
+    ("keys of other objects", _with_keys(_tool({}), lambda k: "".join(list(k))), True),
+    ("chat keys of other objects", _with_keys(_chat({}), lambda k: "".join(list(k))), True),
+    ("a key of a str subclass", _with_keys(_tool({}), _Key), False),
+    ("an int key", _tool({7: "x"}), False),  # type: ignore[dict-item]
+    ("a bytes key", _chat({b"gen_ai.operation.name": "x"}), False),  # type: ignore[dict-item]
+    ("many other keys", _tool({f"k{n}": n for n in range(300)}), True),
 ]
 
 

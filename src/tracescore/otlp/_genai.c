@@ -123,6 +123,7 @@ static int member_offsets(PyObject *type, PyObject *members, const char **names,
 #define SET(field, value) Py_XSETREF(g.field, Py_NewRef(value))
 
 static PyMethodDef flat_run_def;
+static int fill_key_table(PyObject *markers);
 
 PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     PyObject *record, *view, *names, *defaults, *keys, *ops, *execute_tool, *roles,
@@ -230,6 +231,7 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     SET(needles, needles);
     SET(fallback, fallback);
     SET(markers, markers);
+    if (fill_key_table(markers) < 0) return NULL;
     SET(pydantic_ai_scope, pydantic_ai_scope);
     SET(ai_prefix, ai_prefix);
     return PyCFunction_New(&flat_run_def, NULL);
@@ -286,11 +288,11 @@ static PyObject *view_of(PyObject **values) {
     return view;
 }
 
-/* The value of `key` (borrowed), NULL when absent; *failed is set on a lookup error. */
-static PyObject *get(PyObject *attrs, int key, int *failed) {
-    PyObject *value = PyDict_GetItemWithError(attrs, g.keys[key]);
-    if (value == NULL && PyErr_Occurred()) *failed = 1;
-    return value;
+/* The value of `key` among the values `found` (borrowed), NULL when absent. (*failed stays:
+ * the values were all found in one pass over the attributes, see `find_keys`.) */
+static PyObject *get(PyObject **found, int key, int *failed) {
+    (void)failed;
+    return found[key];
 }
 
 /* may_be_error_result(text): 1 when a needle occurs in `text`, 0 if not, -1 on error. */
@@ -329,7 +331,7 @@ static PyObject *ascii_or_none(PyObject *value, int *plain) {
 /* read_tool, when no exception event was recorded and every value is plain ASCII text.
  * error_info's reading: failed on status ERROR or a non-empty `error.type`; the message is the
  * status message, else `error.message`. */
-static PyObject *read_tool(PyObject *span, PyObject *attrs, PyObject *limit) {
+static PyObject *read_tool(PyObject *span, PyObject **attrs, PyObject *limit) {
     PyObject *events = SLOT(span, g.events), *status = SLOT(span, g.status_code);
     if (events == NULL || !PyTuple_CheckExact(events) || PyTuple_GET_SIZE(events) != 0 ||
         (status != g.unset && status != g.ok && status != g.error))
@@ -389,7 +391,7 @@ static PyObject *read_tool(PyObject *span, PyObject *attrs, PyObject *limit) {
 
 /* A token count: the exact int under `key`, else under `fallback_key` when `key` is absent,
  * else None (borrowed). NULL when the value is not plain (the caller declines). */
-static PyObject *tokens(PyObject *attrs, int key, int fallback_key, int *failed) {
+static PyObject *tokens(PyObject **attrs, int key, int fallback_key, int *failed) {
     PyObject *value = get(attrs, key, failed);
     if (value == NULL && !*failed) {
         value = get(attrs, fallback_key, failed);
@@ -405,13 +407,11 @@ static PyObject *plain_text(PyObject *value) {
 }
 
 /* read_model, when no messages or tool definitions were recorded and values are plain. */
-static PyObject *read_model(PyObject *attrs) {
+static PyObject *read_model(PyObject **attrs) {
     int failed = 0;
-    int rich = PyDict_Contains(attrs, g.keys[K_OUTPUT_MESSAGES]);
-    if (rich == 0) rich = PyDict_Contains(attrs, g.keys[K_INPUT_MESSAGES]);
-    if (rich == 0) rich = PyDict_Contains(attrs, g.keys[K_TOOL_DEFINITIONS]);
-    if (rich < 0) return NULL;
-    if (rich) return DECLINE();
+    if (attrs[K_OUTPUT_MESSAGES] != NULL || attrs[K_INPUT_MESSAGES] != NULL ||
+        attrs[K_TOOL_DEFINITIONS] != NULL)
+        return DECLINE();
     PyObject *input_tokens = tokens(attrs, K_INPUT_TOKENS, K_PROMPT_TOKENS, &failed);
     PyObject *output_tokens = tokens(attrs, K_OUTPUT_TOKENS, K_COMPLETION_TOKENS, &failed);
     PyObject *model = plain_text(get(attrs, K_RESPONSE_MODEL, &failed));
@@ -439,13 +439,11 @@ static PyObject *read_model(PyObject *attrs) {
 /* read_agent, when no messages or tool definitions were recorded and the agent name is plain
  * non-empty ASCII text: the view is the name alone (with no messages, input, output, requests
  * and responses stay None; events and status are not read). */
-static PyObject *read_agent(PyObject *attrs) {
+static PyObject *read_agent(PyObject **attrs) {
     int failed = 0;
-    int rich = PyDict_Contains(attrs, g.keys[K_OUTPUT_MESSAGES]);
-    if (rich == 0) rich = PyDict_Contains(attrs, g.keys[K_INPUT_MESSAGES]);
-    if (rich == 0) rich = PyDict_Contains(attrs, g.keys[K_TOOL_DEFINITIONS]);
-    if (rich < 0) return NULL;
-    if (rich) return DECLINE();
+    if (attrs[K_OUTPUT_MESSAGES] != NULL || attrs[K_INPUT_MESSAGES] != NULL ||
+        attrs[K_TOOL_DEFINITIONS] != NULL)
+        return DECLINE();
     PyObject *name = get(attrs, K_AGENT_NAME, &failed);
     if (failed) return NULL;
     /* An empty or absent name falls back to the span name's suffix or the agent id: Python's
@@ -473,6 +471,88 @@ static int genai_name(PyObject *name) {
     return 0;
 }
 
+/* Which key an attribute key is: its K_* index, MARKER (another convention's marker key),
+ * OTHER, or NOT_TEXT (not an exact str); ERROR on error. An open-addressing table over the
+ * read keys and the markers: a span's keys come from a few str objects the decoder shares, so
+ * most lookups end at the first pointer comparison. */
+enum { OTHER = -1, NOT_TEXT = -2, ERROR = -3, MARKER = K_COUNT };
+#define KEY_TABLE 128 /* at most half full, so every probe ends at a free entry */
+static int key_count;
+static struct {
+    PyObject *key; /* strong, NULL when free */
+    Py_hash_t hash;
+    int index;
+} key_table[KEY_TABLE];
+
+static int key_index(PyObject *key) {
+    if (!PyUnicode_CheckExact(key)) return NOT_TEXT;
+    Py_hash_t hash = PyObject_Hash(key); /* cached in the str after the first call */
+    if (hash == -1) return ERROR;
+    for (size_t at = (size_t)hash % KEY_TABLE;; at = (at + 1) % KEY_TABLE) {
+        PyObject *kept = key_table[at].key;
+        if (kept == NULL) return OTHER;
+        if (kept == key || (key_table[at].hash == hash && same_text(kept, key)))
+            return key_table[at].index;
+    }
+}
+
+/* Enters `key` (an exact str) as `index` unless it is there already; -1 on error. */
+static int enter_key(PyObject *key, int index) {
+    Py_hash_t hash = PyObject_Hash(key);
+    if (hash == -1) return -1;
+    size_t at = (size_t)hash % KEY_TABLE;
+    for (;; at = (at + 1) % KEY_TABLE) {
+        PyObject *kept = key_table[at].key;
+        if (kept == NULL) break;
+        if (key_table[at].hash == hash && same_text(kept, key)) return 0;
+    }
+    if (key_count >= KEY_TABLE / 2) {
+        PyErr_SetString(PyExc_ValueError, "bind_genai: too many keys");
+        return -1;
+    }
+    key_table[at].key = Py_NewRef(key);
+    key_table[at].hash = hash;
+    key_table[at].index = index;
+    key_count++;
+    return 0;
+}
+
+/* The key table of `markers` (first: a marker key is one whatever else it is) and the keys
+ * read; -1 on error. */
+static int fill_key_table(PyObject *markers) {
+    for (int n = 0; n < KEY_TABLE; n++) Py_CLEAR(key_table[n].key);
+    key_count = 0;
+    PyObject *iterator = PyObject_GetIter(markers), *marker;
+    if (iterator == NULL) return -1;
+    while ((marker = PyIter_Next(iterator)) != NULL) {
+        int entered = PyUnicode_CheckExact(marker) ? enter_key(marker, MARKER) : -1;
+        if (entered < 0 && !PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "bind_genai: marker keys are str");
+        Py_DECREF(marker);
+        if (entered < 0) break;
+    }
+    Py_DECREF(iterator);
+    if (PyErr_Occurred()) return -1;
+    for (int n = 0; n < K_COUNT; n++)
+        if (enter_key(g.keys[n], n) < 0) return -1;
+    return 0;
+}
+
+/* One pass over `attrs`: the value of each key read into `found` (borrowed), as classify's
+ * dict lookups would find them. 1, or 0 when a key is a marker or not an exact str (the span
+ * is not plain GenAI; a non-str key is left to Python), -1 on error. */
+static int find_keys(PyObject *attrs, PyObject **found) {
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(attrs, &pos, &key, &value)) {
+        int index = key_index(key);
+        if (index == ERROR) return -1;
+        if (index == MARKER || index == NOT_TEXT) return 0;
+        if (index >= 0) found[index] = value;
+    }
+    return 1;
+}
+
 /* read_plain_genai once bound: a view, None or FALLBACK (new reference), NULL on error. */
 static PyObject *read_plain(PyObject *span, PyObject *limit) {
     if ((PyObject *)Py_TYPE(span) != g.record_type) return DECLINE();
@@ -489,16 +569,10 @@ static PyObject *read_plain(PyObject *span, PyObject *limit) {
         if (at < 0) return NULL;
         if (at) return DECLINE();
     }
-    Py_ssize_t pos = 0;
-    PyObject *key;
-    while (PyDict_Next(attrs, &pos, &key, NULL)) {
-        int marked = PySet_Contains(g.markers, key);
-        if (marked < 0) return NULL;
-        if (marked) return DECLINE();
-    }
-    int failed = 0;
-    PyObject *op = get(attrs, K_OPERATION, &failed);
-    if (failed) return NULL;
+    PyObject *found[K_COUNT] = {0};
+    int plain = find_keys(attrs, found);
+    if (plain <= 0) return plain < 0 ? NULL : DECLINE();
+    PyObject *op = found[K_OPERATION];
     if (op == NULL) {
         /* No convention recognises a span with no marker and no GenAI operation or name (an
          * HTTP span, say): classify answers None. */
@@ -507,10 +581,10 @@ static PyObject *read_plain(PyObject *span, PyObject *limit) {
         return named ? DECLINE() : Py_NewRef(Py_None);
     }
     if (!PyUnicode_CheckExact(op)) return DECLINE();
-    if (same_text(op, g.execute_tool)) return read_tool(span, attrs, limit);
-    if (same_text(op, g.invoke_agent)) return read_agent(attrs);
+    if (same_text(op, g.execute_tool)) return read_tool(span, found, limit);
+    if (same_text(op, g.invoke_agent)) return read_agent(found);
     for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(g.model_ops); n++)
-        if (same_text(op, PyTuple_GET_ITEM(g.model_ops, n))) return read_model(attrs);
+        if (same_text(op, PyTuple_GET_ITEM(g.model_ops, n))) return read_model(found);
     return DECLINE();
 }
 
