@@ -288,6 +288,15 @@ static PyObject *view_of(PyObject **values) {
     return view;
 }
 
+/* What a reader answers for the field values `values` (stolen, NULL = the field's default):
+ * their view, or with `out` (flat_run, which makes a step of them and needs no view) the
+ * values moved there, and True. */
+static PyObject *made(PyObject **values, PyObject **out) {
+    if (out == NULL) return view_of(values);
+    memcpy(out, values, V_FIELDS * sizeof *values);
+    Py_RETURN_TRUE;
+}
+
 /* The value of `key` among the values `found` (borrowed), NULL when absent. (*failed stays:
  * the values were all found in one pass over the attributes, see `find_keys`.) */
 static PyObject *get(PyObject **found, int key, int *failed) {
@@ -331,7 +340,7 @@ static PyObject *ascii_or_none(PyObject *value, int *plain) {
 /* read_tool, when no exception event was recorded and every value is plain ASCII text.
  * error_info's reading: failed on status ERROR or a non-empty `error.type`; the message is the
  * status message, else `error.message`. */
-static PyObject *read_tool(PyObject *span, PyObject **attrs, PyObject *limit) {
+static PyObject *read_tool(PyObject *span, PyObject **attrs, PyObject *limit, PyObject **out) {
     PyObject *events = SLOT(span, g.events), *status = SLOT(span, g.status_code);
     if (events == NULL || !PyTuple_CheckExact(events) || PyTuple_GET_SIZE(events) != 0 ||
         (status != g.unset && status != g.ok && status != g.error))
@@ -386,7 +395,7 @@ static PyObject *read_tool(PyObject *span, PyObject **attrs, PyObject *limit) {
         for (int n = 0; n < V_FIELDS; n++) Py_XDECREF(values[n]);
         return NULL;
     }
-    return view_of(values);
+    return made(values, out);
 }
 
 /* A token count: the exact int under `key`, else under `fallback_key` when `key` is absent,
@@ -407,7 +416,7 @@ static PyObject *plain_text(PyObject *value) {
 }
 
 /* read_model, when no messages or tool definitions were recorded and values are plain. */
-static PyObject *read_model(PyObject **attrs) {
+static PyObject *read_model(PyObject **attrs, PyObject **out) {
     int failed = 0;
     if (attrs[K_OUTPUT_MESSAGES] != NULL || attrs[K_INPUT_MESSAGES] != NULL ||
         attrs[K_TOOL_DEFINITIONS] != NULL)
@@ -433,13 +442,13 @@ static PyObject *read_model(PyObject **attrs) {
         [V_OUTPUT_TOKENS] = Py_NewRef(output_tokens),
         [V_OUTPUT] = Py_NewRef(Py_None),
     };
-    return view_of(values);
+    return made(values, out);
 }
 
 /* read_agent, when no messages or tool definitions were recorded and the agent name is plain
  * non-empty ASCII text: the view is the name alone (with no messages, input, output, requests
  * and responses stay None; events and status are not read). */
-static PyObject *read_agent(PyObject **attrs) {
+static PyObject *read_agent(PyObject **attrs, PyObject **out) {
     int failed = 0;
     if (attrs[K_OUTPUT_MESSAGES] != NULL || attrs[K_INPUT_MESSAGES] != NULL ||
         attrs[K_TOOL_DEFINITIONS] != NULL)
@@ -456,7 +465,7 @@ static PyObject *read_agent(PyObject **attrs) {
         [V_CONVENTION] = Py_NewRef(g.convention),
         [V_AGENT_NAME] = Py_NewRef(name),
     };
-    return view_of(values);
+    return made(values, out);
 }
 
 /* Whether `name` starts with one of the span names GenAI reads without an operation
@@ -553,8 +562,9 @@ static int find_keys(PyObject *attrs, PyObject **found) {
     return 1;
 }
 
-/* read_plain_genai once bound: a view, None or FALLBACK (new reference), NULL on error. */
-static PyObject *read_plain(PyObject *span, PyObject *limit) {
+/* read_plain_genai once bound: a view, None or FALLBACK (new reference), NULL on error; with
+ * `out`, True and the view's field values there instead of a view (see `made`). */
+static PyObject *read_plain(PyObject *span, PyObject *limit, PyObject **out) {
     if ((PyObject *)Py_TYPE(span) != g.record_type) return DECLINE();
     PyObject *attrs = SLOT(span, g.attributes);
     PyObject *name = SLOT(span, g.name), *scope = SLOT(span, g.scope);
@@ -581,10 +591,10 @@ static PyObject *read_plain(PyObject *span, PyObject *limit) {
         return named ? DECLINE() : Py_NewRef(Py_None);
     }
     if (!PyUnicode_CheckExact(op)) return DECLINE();
-    if (same_text(op, g.execute_tool)) return read_tool(span, found, limit);
-    if (same_text(op, g.invoke_agent)) return read_agent(found);
+    if (same_text(op, g.execute_tool)) return read_tool(span, found, limit, out);
+    if (same_text(op, g.invoke_agent)) return read_agent(found, out);
     for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(g.model_ops); n++)
-        if (same_text(op, PyTuple_GET_ITEM(g.model_ops, n))) return read_model(found);
+        if (same_text(op, PyTuple_GET_ITEM(g.model_ops, n))) return read_model(found, out);
     return DECLINE();
 }
 
@@ -597,7 +607,7 @@ PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_
         PyErr_SetString(PyExc_RuntimeError, "read_plain_genai before bind_genai()");
         return NULL;
     }
-    return read_plain(args[0], args[1]);
+    return read_plain(args[0], args[1], NULL);
 }
 
 /* `value or None` of a span's time: an exact int (borrowed); NULL when not one. */
@@ -635,12 +645,17 @@ static int output_tool(PyObject *name, PyObject *names) {
     return 0;
 }
 
-/* The step of one span's native view: a ToolCall (`executed_call` with no request; NULL in
- * *step when `shows_unrequested` leaves it out) or a ModelCall (`model_call`). 0, or 1 when
- * the span is not a plain step of the run (the caller declines), -1 on error. */
-static int step_of(PyObject *span, PyObject *view, PyObject *root_id, PyObject *agent,
+/* Field `n` of the field values `values` of a view (see `made`): NULL is its default. */
+#define FIELD(values, n) \
+    ((values)[n] != NULL ? (values)[n] : PyTuple_GET_ITEM(g.view_defaults, n))
+
+/* The step of one span's native view, given as its field `values`: a ToolCall (`executed_call`
+ * with no request; NULL in *step when `shows_unrequested` leaves it out) or a ModelCall
+ * (`model_call`). 0, or 1 when the span is not a plain step of the run (the caller declines),
+ * -1 on error. */
+static int step_of(PyObject *span, PyObject **values, PyObject *root_id, PyObject *agent,
                    PyObject *output_tools, int include_output_tools, PyObject **step) {
-    PyObject *role = SLOT(view, g.view_offsets[V_ROLE]);
+    PyObject *role = FIELD(values, V_ROLE);
     if (role != g.tool_role && role != g.model_role) return 1; /* a second agent */
     /* Under the agent span itself: no outer tool span to merge into, no nested run. */
     PyObject *parent = SLOT(span, g.parent_span_id), *span_id = SLOT(span, g.span_id);
@@ -650,43 +665,43 @@ static int step_of(PyObject *span, PyObject *view, PyObject *root_id, PyObject *
     PyObject *end = time_or_none(SLOT(span, g.end_ns));
     if (start == NULL || end == NULL || span_id == NULL) return 1;
     if (role == g.model_role) {
-        PyObject *values[M_FIELDS] = {
-            Py_NewRef(SLOT(view, g.view_offsets[V_MODEL])),
-            Py_NewRef(SLOT(view, g.view_offsets[V_INPUT_TOKENS])),
-            Py_NewRef(SLOT(view, g.view_offsets[V_OUTPUT_TOKENS])),
+        PyObject *fields[M_FIELDS] = {
+            Py_NewRef(FIELD(values, V_MODEL)),
+            Py_NewRef(FIELD(values, V_INPUT_TOKENS)),
+            Py_NewRef(FIELD(values, V_OUTPUT_TOKENS)),
             Py_NewRef(start),
             Py_NewRef(end),
             Py_NewRef(span_id),
         };
-        *step = instance_of(g.model_call_type, g.model_call_offsets, values, M_FIELDS);
+        *step = instance_of(g.model_call_type, g.model_call_offsets, fields, M_FIELDS);
         return *step == NULL ? -1 : 0;
     }
-    PyObject *name = SLOT(view, g.view_offsets[V_TOOL_NAME]);
+    PyObject *name = FIELD(values, V_TOOL_NAME);
     if (!include_output_tools) {
         int shown = output_tool(name, output_tools);
         if (shown < 0) return 1;
         if (shown) return 0; /* an output tool: not a step */
     }
     PyObject *missing = PyTuple_GET_ITEM(g.view_defaults, V_ARGUMENTS);
-    PyObject *arguments = SLOT(view, g.view_offsets[V_ARGUMENTS]);
-    PyObject *result = SLOT(view, g.view_offsets[V_RESULT]);
-    PyObject *call_id = SLOT(view, g.view_offsets[V_CALL_ID]);
-    int failed = SLOT(view, g.view_offsets[V_ERROR]) == Py_True;
-    PyObject *values[C_FIELDS] = {
+    PyObject *arguments = FIELD(values, V_ARGUMENTS);
+    PyObject *result = FIELD(values, V_RESULT);
+    PyObject *call_id = FIELD(values, V_CALL_ID);
+    int failed = FIELD(values, V_ERROR) == Py_True;
+    PyObject *fields[C_FIELDS] = {
         Py_NewRef(name),
         Py_NewRef(call_id),
         Py_NewRef(arguments == missing ? Py_None : arguments),
         Py_NewRef(result == missing ? Py_None : result),
         Py_NewRef(failed ? g.status_error : g.status_ok),
-        Py_NewRef(failed ? SLOT(view, g.view_offsets[V_ERROR_TYPE]) : Py_None),
-        Py_NewRef(failed ? SLOT(view, g.view_offsets[V_ERROR_MESSAGE]) : Py_None),
+        Py_NewRef(failed ? FIELD(values, V_ERROR_TYPE) : Py_None),
+        Py_NewRef(failed ? FIELD(values, V_ERROR_MESSAGE) : Py_None),
         Py_NewRef(Py_None), /* pause reason */
         Py_NewRef(start),
         Py_NewRef(end),
         Py_NewRef(span_id),
         Py_NewRef(agent),
     };
-    *step = instance_of(g.tool_call_type, g.tool_call_offsets, values, C_FIELDS);
+    *step = instance_of(g.tool_call_type, g.tool_call_offsets, fields, C_FIELDS);
     return *step == NULL ? -1 : 0;
 }
 
@@ -741,9 +756,10 @@ static int forward(PyObject *ordered) {
  *   -> (agent view, tuple of steps) | FALLBACK
  * What `_flat._flat_run` builds of `ordered` (a trace's SpanRecords in order) when it is a
  * flat run (`forward`) whose every span is read here: the agent span natively an agent view,
- * every other span natively a tool or model view under it, or None. The model views add
- * nothing to the trajectory then (no input, output or tools), so none is kept. FALLBACK for
- * any other trace (the caller then checks and reads it in Python). */
+ * every other span natively a tool or model view under it, or None. Only the agent view is
+ * made: each other span's step is made of its view's field values (a model view would add
+ * nothing to the trajectory: no input, output or tools). FALLBACK for any other trace (the
+ * caller then checks and reads it in Python). */
 static PyObject *flat_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 4 || !PyList_CheckExact(args[0]) || !PyTuple_CheckExact(args[2])) {
         PyErr_SetString(PyExc_TypeError, "flat_run(list, int, tuple, bool)");
@@ -764,7 +780,7 @@ static PyObject *flat_run(PyObject *self, PyObject *const *args, Py_ssize_t narg
     PyObject *spans = PyList_AsTuple(ordered);
     if (spans == NULL) return NULL;
     PyObject *root = PyTuple_GET_ITEM(spans, 0), *steps = NULL, *out = NULL;
-    PyObject *agent_view = read_plain(root, limit);
+    PyObject *agent_view = read_plain(root, limit, NULL);
     if (agent_view == NULL) goto done;
     if (agent_view == g.fallback || agent_view == Py_None ||
         SLOT(agent_view, g.view_offsets[V_ROLE]) != g.agent_role) {
@@ -777,15 +793,17 @@ static PyObject *flat_run(PyObject *self, PyObject *const *args, Py_ssize_t narg
     if ((steps = PyList_New(0)) == NULL) goto done;
     for (Py_ssize_t n = 1; n < PyTuple_GET_SIZE(spans); n++) {
         PyObject *span = PyTuple_GET_ITEM(spans, n);
-        PyObject *view = read_plain(span, limit);
-        if (view == NULL) goto done;
+        PyObject *values[V_FIELDS] = {0};
+        PyObject *read = read_plain(span, limit, values);
+        if (read == NULL) goto done;
         PyObject *step = NULL;
         int status = 0;
-        if (view == g.fallback)
+        if (read == g.fallback)
             status = 1;
-        else if (view != Py_None)
-            status = step_of(span, view, root_id, agent, args[2], include_output_tools, &step);
-        Py_DECREF(view);
+        else if (read == Py_True)
+            status = step_of(span, values, root_id, agent, args[2], include_output_tools, &step);
+        Py_DECREF(read);
+        for (int v = 0; v < V_FIELDS; v++) Py_XDECREF(values[v]);
         if (status < 0) goto done;
         if (status > 0) {
             out = DECLINE();
