@@ -97,10 +97,10 @@ def test_the_benchmark_runs_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) 
 _AGENT = 1
 
 
-def flat_run(rng: random.Random) -> list[SpanRecord]:
+def flat_run(rng: random.Random, steps: int | None = None) -> list[SpanRecord]:
     """An agent span with chat and tool spans under it, some chat spans with an HTTP child."""
     attrs = {semconv.GEN_AI_OPERATION_NAME: "invoke_agent", semconv.GEN_AI_AGENT_NAME: "triage"}
-    steps = rng.randint(0, 9)
+    steps = rng.randint(0, 9) if steps is None else steps
     spans = [span(_AGENT, "invoke_agent triage", None, 0, 10 * steps + 20, attrs)]
     for i in range(steps):
         n, start = i + 2, 10 * i + 1
@@ -458,6 +458,36 @@ def test_native_flat_run_answers_many_generated_runs_and_declines_others(
     # Generated spans are often not plain (messages, non-ASCII names, isError results).
     assert answered.count(True) > 30
     assert answered.count(False) > 30
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_long_native_flat_runs_build_the_same(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Long runs of plain spans (the native checks and reads them), and odd variations of them.
+    answered = _counting_flat_runs(monkeypatch)
+    rng = random.Random(seed)
+    spans = _plain(flat_run(rng, steps=rng.choice([15, 30, 45])))
+    odd = seed % 2 == 1
+    if odd:
+        spans = rng.choice(ODD)(spans, rng)
+    spans = _shuffled(spans, rng)
+    assert both(spans, monkeypatch) == [not odd]
+    assert answered == [not odd]
+
+
+def _plain(spans: list[SpanRecord]) -> list[SpanRecord]:
+    """`spans` with every tool and chat span in the shape the native reader reads."""
+    out = []
+    for record in spans:
+        attrs = dict(record.attributes)
+        op = attrs.get(semconv.GEN_AI_OPERATION_NAME)
+        if op == "execute_tool":
+            attrs[semconv.GEN_AI_TOOL_NAME] = "lookup"
+            attrs.pop(semconv.GEN_AI_TOOL_CALL_RESULT, None)
+        elif op == "chat":
+            attrs.pop(semconv.GEN_AI_TOOL_DEFINITIONS, None)
+            attrs.pop(semconv.GEN_AI_INPUT_MESSAGES, None)
+        out.append(replace(record, attributes=attrs))
+    return out
 
 
 @pytest.mark.parametrize(
