@@ -19,10 +19,12 @@ import pytest
 from tracescore import semconv
 from tracescore.model.span import SpanRecord, StatusCode
 from tracescore.model.trajectory import Trajectory
-from tracescore.trajectory import BuildOptions, BuildResult, _build, _genai
+from tracescore.trajectory import BuildOptions, BuildResult, _build, _classify, _genai
 from tracescore.trajectory._flat import build_flat_run
+from tracescore.trajectory._genai_native import FALLBACK
 from trajectory.corpora import bench_spans, fixture_span_files
 from trajectory.spans import assistant, call, messages, sid, span, text, user
+from trajectory.test_genai_native import EDGE_CASES, without_dropped
 
 
 def both(
@@ -95,10 +97,10 @@ def test_the_benchmark_runs_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) 
 _AGENT = 1
 
 
-def flat_run(rng: random.Random) -> list[SpanRecord]:
+def flat_run(rng: random.Random, steps: int | None = None) -> list[SpanRecord]:
     """An agent span with chat and tool spans under it, some chat spans with an HTTP child."""
     attrs = {semconv.GEN_AI_OPERATION_NAME: "invoke_agent", semconv.GEN_AI_AGENT_NAME: "triage"}
-    steps = rng.randint(0, 9)
+    steps = rng.randint(0, 9) if steps is None else steps
     spans = [span(_AGENT, "invoke_agent triage", None, 0, 10 * steps + 20, attrs)]
     for i in range(steps):
         n, start = i + 2, 10 * i + 1
@@ -132,7 +134,9 @@ def _chat_attrs(rng: random.Random) -> dict[str, Any]:
 
 
 def _tool(n: int, start: int, rng: random.Random, parent: int = _AGENT) -> SpanRecord:
-    name = rng.choice(["lookup", "write_file", "final_result", "final_result_Pet", "Ünï"])
+    name = rng.choice(
+        ["lookup", "write_file", "final_result", "final_result_Pet", "final_resultPet", "Ünï"]
+    )
     attrs: dict[str, Any] = {
         semconv.GEN_AI_OPERATION_NAME: "execute_tool",
         semconv.GEN_AI_TOOL_NAME: name,
@@ -364,6 +368,8 @@ def test_a_reader_that_raises_makes_the_fast_path_decline(
         return original(record, options, convention)
 
     monkeypatch.setitem(_genai._READERS, semconv.OP_INVOKE_AGENT, broken)
+    # The plain agent span is read natively where the extension is built: read it in Python.
+    monkeypatch.setattr(_classify, "_read_plain_genai", None)
     assert both(spans, monkeypatch) == [False]
     assert "could not be read" in _build.build_trajectories(spans).warnings[0]
 
@@ -388,3 +394,121 @@ def test_views_read_before_declining_are_reused(monkeypatch: pytest.MonkeyPatch)
     assert sid(_AGENT) not in read
     assert chat.span_id not in read
     assert len(read) < len(spans)
+
+
+# The native flat run (`flat_run`, otlp/_genai.c) answers a trace that is a flat run whose every
+# span the extension reads; `both` compares every such run with the general path.
+
+
+def _counting_flat_runs(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Patch `_classify._read_flat_run` to record, per call, whether it answered."""
+    original = _classify._read_flat_run
+    if original is None:
+        pytest.skip("the C extension is not built")
+    answered: list[bool] = []
+
+    def counting(*args: Any) -> Any:
+        answer = original(*args)
+        answered.append(answer is not FALLBACK)
+        return answer
+
+    monkeypatch.setattr(_classify, "_read_flat_run", counting)
+    return answered
+
+
+def test_the_benchmark_runs_take_the_native_flat_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    answered = _counting_flat_runs(monkeypatch)
+    traces = bench_traces()
+    for trace in traces:
+        assert both(trace, monkeypatch) == [True]
+    assert answered == [True] * len(traces)
+
+
+_OUTPUT_OPTIONS = [
+    BuildOptions(),
+    BuildOptions(include_output_tools=True),
+    BuildOptions(output_tool_names=("lookup", "write", "")),
+    BuildOptions(output_tool_names=()),
+    BuildOptions(max_value_chars=16),
+]
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_native_flat_runs_build_the_same(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    answered = _counting_flat_runs(monkeypatch)
+    rng = random.Random(seed)
+    spans = flat_run(rng)
+    for mutate in rng.sample(BENIGN, rng.randint(0, 2)):
+        spans = mutate(spans, rng)
+    assert both(spans, monkeypatch, rng.choice(_OUTPUT_OPTIONS)) == [True]
+    # Whether it answered: only when every span is plain (see the next test for how often).
+    assert len(answered) <= 1
+
+
+def test_native_flat_run_answers_many_generated_runs_and_declines_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    answered = _counting_flat_runs(monkeypatch)
+    for seed in range(200):
+        rng = random.Random(seed)
+        spans = flat_run(rng)
+        if seed % 4 == 0:
+            spans = rng.choice(ODD)(spans, rng)
+        both(spans, monkeypatch, rng.choice(_OUTPUT_OPTIONS))
+    # Generated spans are often not plain (messages, non-ASCII names, isError results).
+    assert answered.count(True) > 30
+    assert answered.count(False) > 30
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_long_native_flat_runs_build_the_same(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Long runs of plain spans (the native checks and reads them), and odd variations of them.
+    answered = _counting_flat_runs(monkeypatch)
+    rng = random.Random(seed)
+    spans = _plain(flat_run(rng, steps=rng.choice([15, 30, 45])))
+    odd = seed % 2 == 1
+    if odd:
+        spans = rng.choice(ODD)(spans, rng)
+    spans = _shuffled(spans, rng)
+    assert both(spans, monkeypatch) == [not odd]
+    assert answered == [not odd]
+
+
+def _plain(spans: list[SpanRecord]) -> list[SpanRecord]:
+    """`spans` with every tool and chat span in the shape the native reader reads."""
+    out = []
+    for record in spans:
+        attrs = dict(record.attributes)
+        op = attrs.get(semconv.GEN_AI_OPERATION_NAME)
+        if op == "execute_tool":
+            attrs[semconv.GEN_AI_TOOL_NAME] = "lookup"
+            attrs.pop(semconv.GEN_AI_TOOL_CALL_RESULT, None)
+        elif op == "chat":
+            attrs.pop(semconv.GEN_AI_TOOL_DEFINITIONS, None)
+            attrs.pop(semconv.GEN_AI_INPUT_MESSAGES, None)
+        out.append(replace(record, attributes=attrs))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("what", "record"),
+    [(what, record) for what, record, _ in EDGE_CASES],
+    ids=[what for what, _, _ in EDGE_CASES],
+)
+@pytest.mark.parametrize("options", _OUTPUT_OPTIONS[:3])
+def test_native_reader_edge_cases_as_steps_build_the_same(
+    what: str, record: SpanRecord, options: BuildOptions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each edge case of the native reader as the one step of a run (or as a run of its own).
+    agent = span(
+        _AGENT,
+        "invoke_agent triage",
+        None,
+        attrs={semconv.GEN_AI_OPERATION_NAME: "invoke_agent", semconv.GEN_AI_AGENT_NAME: "a"},
+    )
+    record = without_dropped(record)
+    if record.span_id == agent.span_id:
+        both([record], monkeypatch, options)
+    else:
+        step = replace(record, parent_span_id=agent.span_id, start_ns=agent.start_ns + 1)
+        both([agent, step], monkeypatch, options)

@@ -81,11 +81,16 @@ def test_bench_spans_classify_as_in_python_and_take_the_native_path(
     ops = [r.attributes.get(semconv.GEN_AI_OPERATION_NAME) for r in spans]
     chats = sum(op == semconv.OP_CHAT for op in ops)
     tools = sum(op == semconv.OP_EXECUTE_TOOL for op in ops)
-    native_roles = [v.role for v in calls]  # type: ignore[attr-defined]
-    # Every chat and tool span of the benchmark (failed calls too) is read natively.
+    agents = sum(op == semconv.OP_INVOKE_AGENT for op in ops)
+    native_roles = [None if v is None else v.role for v in calls]  # type: ignore[attr-defined]
+    # Every span of the benchmark is read natively: chat, tool (failed calls too) and agent
+    # spans, and its HTTP spans, which no convention recognises (None).
     failed = sum(r.status_code == StatusCode.ERROR for r in spans)
+    assert len(calls) == len(spans)
     assert native_roles.count("model") == chats > 0
     assert native_roles.count("tool") == tools > failed > 0
+    assert native_roles.count("agent") == agents > 0
+    assert native_roles.count(None) == len(spans) - chats - tools - agents > 0
     assert all(any(v is c for v in views) for c in calls)
 
 
@@ -109,6 +114,26 @@ def _chat(attrs: dict[str, Any], **kw: Any) -> SpanRecord:
         semconv.GEN_AI_USAGE_OUTPUT_TOKENS: 3,
     }
     return span(3, "chat gpt-4.1", 1, attrs={**base, **attrs}, **kw)
+
+
+def _agent(attrs: dict[str, Any], **kw: Any) -> SpanRecord:
+    base = {
+        semconv.GEN_AI_OPERATION_NAME: semconv.OP_INVOKE_AGENT,
+        semconv.GEN_AI_AGENT_NAME: "triage",
+        semconv.GEN_AI_AGENT_ID: "asst_1",
+        semconv.GEN_AI_REQUEST_MODEL: "gpt-4.1",
+    }
+    return span(1, "invoke_agent triage", None, attrs={**base, **attrs}, **kw)
+
+
+class _Key(str):
+    __slots__ = ()
+
+
+def _with_keys(record: SpanRecord, rekey: Any) -> SpanRecord:
+    """`record` with each attribute key replaced by `rekey(key)` (an equal key, other object)."""
+    attrs = {rekey(k): v for k, v in record.attributes.items()}
+    return SpanRecord(**{**{f: getattr(record, f) for f in record.__slots__}, "attributes": attrs})
 
 
 _EVENT = SpanEvent(semconv.EXCEPTION_EVENT, 5, {semconv.EXCEPTION_TYPE: "ValueError"})
@@ -214,7 +239,32 @@ EDGE_CASES: list[tuple[str, SpanRecord, bool]] = [
     ("chat with error status", _chat({}, status=StatusCode.ERROR), True),
     ("generate_content", _chat({semconv.GEN_AI_OPERATION_NAME: "generate_content"}), True),
     ("text_completion", _chat({semconv.GEN_AI_OPERATION_NAME: "text_completion"}), True),
-    ("agent", _chat({semconv.GEN_AI_OPERATION_NAME: semconv.OP_INVOKE_AGENT}), False),
+    ("nameless agent", _chat({semconv.GEN_AI_OPERATION_NAME: semconv.OP_INVOKE_AGENT}), False),
+    ("plain agent", _agent({}), True),
+    ("agent, status and events", _agent({}, status=StatusCode.ERROR, events=(_EVENT,)), True),
+    ("agent, empty name", _agent({semconv.GEN_AI_AGENT_NAME: ""}), False),
+    ("agent, blank name", _agent({semconv.GEN_AI_AGENT_NAME: " "}), True),
+    ("agent, non-ASCII name", _agent({semconv.GEN_AI_AGENT_NAME: "büro"}), False),
+    ("agent, bytes name", _agent({semconv.GEN_AI_AGENT_NAME: b"triage"}), False),
+    ("agent, int name", _agent({semconv.GEN_AI_AGENT_NAME: 3}), False),
+    ("agent, no name", _agent({semconv.GEN_AI_AGENT_NAME: _DROP}), False),
+    ("agent, input messages", _agent({semconv.GEN_AI_INPUT_MESSAGES: "[]"}), False),
+    ("agent, None input messages", _agent({semconv.GEN_AI_INPUT_MESSAGES: None}), False),
+    ("agent, output messages", _agent({semconv.GEN_AI_OUTPUT_MESSAGES: "[]"}), False),
+    ("agent, tool definitions", _agent({semconv.GEN_AI_TOOL_DEFINITIONS: "[]"}), False),
+    ("agent, OpenInference marker", _agent({semconv.OI_SPAN_KIND: "AGENT"}), False),
+    ("agent, pydantic-ai scope", _agent({}, scope=semconv.PYDANTIC_AI_SCOPE), False),
+    ("agent, non-ASCII span name", span(4, "invoke_agent ö", 1, attrs=_agent({}).attributes), True),
+    ("no operation, plain name", span(4, "POST", 1), True),
+    ("no operation, non-ASCII name", span(4, "GET /ö", 1), True),
+    ("no operation, empty name", span(4, "", 1), True),
+    ("no operation, other attributes", span(4, "db", 1, attrs={"db.system": "pg"}), True),
+    ("no operation, tool name", span(4, "execute_tool x", 1), False),
+    ("no operation, bare tool name", span(4, "execute_tool", 1), True),
+    ("no operation, agent name", span(4, "invoke_agent", 1), False),
+    ("no operation, agent name prefix", span(4, "invoke_agentX", 1), False),
+    ("no operation, Vercel name", span(4, "ai.generateText", 1), False),
+    ("no operation, marker", span(4, "x", 1, attrs={semconv.MASTRA_SPAN_TYPE: "x"}), False),
     ("embeddings", _chat({semconv.GEN_AI_OPERATION_NAME: "embeddings"}), False),
     ("bytes operation", _chat({semconv.GEN_AI_OPERATION_NAME: b"chat"}), False),
     ("no operation", _tool({semconv.GEN_AI_OPERATION_NAME: _DROP}), False),
@@ -230,10 +280,17 @@ EDGE_CASES: list[tuple[str, SpanRecord, bool]] = [
     ("other scope", _tool({}, scope="pydantic-ai-x"), True),
     ("Vercel name", span(4, "ai.toolCall", 1, attrs=_tool({}).attributes), False),
     ("short name", span(4, "a", 1, attrs=_chat({}).attributes), True),
+    # Keys are found in one pass over the attributes: by object, else by text.
+    ("keys of other objects", _with_keys(_tool({}), lambda k: "".join(list(k))), True),
+    ("chat keys of other objects", _with_keys(_chat({}), lambda k: "".join(list(k))), True),
+    ("a key of a str subclass", _with_keys(_tool({}), _Key), False),
+    ("an int key", _tool({7: "x"}), False),  # type: ignore[dict-item]
+    ("a bytes key", _chat({b"gen_ai.operation.name": "x"}), False),  # type: ignore[dict-item]
+    ("many other keys", _tool({f"k{n}": n for n in range(300)}), True),
 ]
 
 
-def _without_dropped(record: SpanRecord) -> SpanRecord:
+def without_dropped(record: SpanRecord) -> SpanRecord:
     attrs = {k: v for k, v in record.attributes.items() if v is not _DROP}
     return SpanRecord(**{**{f: getattr(record, f) for f in record.__slots__}, "attributes": attrs})
 
@@ -242,11 +299,11 @@ def _without_dropped(record: SpanRecord) -> SpanRecord:
 def test_edge_cases_classify_as_in_python(
     what: str, record: SpanRecord, native: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert classify_both(_without_dropped(record), monkeypatch) == native
+    assert classify_both(without_dropped(record), monkeypatch) == native
 
 
 def test_only_span_records_with_a_plain_dict_are_read() -> None:
-    record = _without_dropped(_tool({}))
+    record = without_dropped(_tool({}))
     assert read_plain_genai(record, 100) is not FALLBACK  # type: ignore[misc]
     from types import MappingProxyType
 
@@ -257,7 +314,8 @@ def test_only_span_records_with_a_plain_dict_are_read() -> None:
     assert read_plain_genai(object(), 100) is FALLBACK  # type: ignore[misc, arg-type]
 
 
-_KEYS = [*_genai_native._KEYS, semconv.ERROR_MESSAGE]  # what the reader reads, and more
+# What the reader reads, and more (the agent id is read in Python when the name is not plain).
+_KEYS = [*_genai_native._KEYS, semconv.ERROR_MESSAGE, semconv.GEN_AI_AGENT_ID]
 _OPS = [semconv.OP_EXECUTE_TOOL, *sorted(semconv.MODEL_OPERATIONS), semconv.OP_INVOKE_AGENT, "x"]
 _TEXTS = st.sampled_from(
     ["", " ", " id_1 ", "\x1fz\x1c", "lookup", "ö", "{}", '{"a": 1}', '"x"', "[1]", "rror",
@@ -282,7 +340,9 @@ _VALUES = st.one_of(
     attrs=st.dictionaries(st.sampled_from(_KEYS), _VALUES, max_size=8),
     status=st.sampled_from(list(StatusCode)),
     events=st.booleans(),
-    name=st.sampled_from(["execute_tool lookup", "chat", "execute_tool ", "x"]),
+    name=st.sampled_from(
+        ["execute_tool lookup", "chat", "execute_tool ", "x", "invoke_agent", "invoke_agent a"]
+    ),
     message=_TEXTS,
 )
 def test_generated_attributes_classify_as_in_python(

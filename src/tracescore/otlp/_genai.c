@@ -1,21 +1,28 @@
-/* The trajectory builder's reading of plain OTel GenAI `execute_tool` and model (`chat`, ...)
- * spans, for the simplest and most common shapes only (see trajectory/_genai_native.py).
+/* The trajectory builder's reading of plain OTel GenAI `execute_tool`, model (`chat`, ...) and
+ * `invoke_agent` spans, for the simplest and most common shapes only (see
+ * trajectory/_genai_native.py), and of spans no convention recognises.
  *
  * Why native: classifying a span in Python cost about 14k instructions, 42% of building a run,
- * and most production spans are plain GenAI tool and chat spans whose views are a handful of
- * attribute reads. This builds exactly the SpanView `tracescore.trajectory._genai.read` builds
- * for them, slots filled directly (as _records.c fills SpanRecords), and answers the FALLBACK
- * sentinel for anything else (agent spans, exception events, non-ASCII or non-text values, messages,
- * tool definitions, ...), so the caller then runs the Python reader. Tests compare both on
- * every fixture span, the benchmark's spans and generated attribute dicts.
+ * and most production spans are plain GenAI tool, chat and agent spans whose views are a
+ * handful of attribute reads. This builds exactly the SpanView `tracescore.trajectory._genai.read`
+ * builds for them, slots filled directly (as _records.c fills SpanRecords), answers None for a
+ * span with no convention's marker and no GenAI operation or span name (an HTTP span), as
+ * classify does, and the FALLBACK sentinel for anything else (exception events, non-ASCII or
+ * non-text values, messages, tool definitions, ...), so the caller then runs the Python reader.
+ * Tests compare both on every fixture span, the benchmark's spans and generated attribute dicts.
  *
  * bind_genai(SpanRecord, SpanView, SpanView field names, their defaults, keys, model ops,
- *            execute_tool op, (tool role, model role), convention, (UNSET, OK, ERROR) statuses,
- *            Deferred, parse_lenient, error result needles, FALLBACK, other conventions'
- *            marker keys, pydantic-ai's scope, Vercel's span name prefix): once, first.
- * read_plain_genai(span, max_value_chars) -> SpanView | FALLBACK: `classify(span)` itself
- *   when it answers a view (it checks no other convention marks the span, as classify's
- *   first branch does), else FALLBACK.
+ *            execute_tool op, invoke_agent op, (tool role, model role, agent role), convention,
+ *            (UNSET, OK, ERROR) statuses, Deferred, parse_lenient, error result needles,
+ *            FALLBACK, other conventions' marker keys, pydantic-ai's scope, Vercel's span name
+ *            prefix, the span name prefixes GenAI reads without an operation, (ToolCall, its
+ *            fields' slots, ModelCall, its fields' slots, "ok", "error", the largest known span
+ *            kind)) -> flat_run: once, first.
+ * read_plain_genai(span, max_value_chars) -> SpanView | None | FALLBACK: `classify(span)` itself
+ *   when it answers (it checks no other convention marks the span, as classify's first branch
+ *   does), else FALLBACK.
+ * flat_run(ordered, max_value_chars, output_tool_names, include_output_tools): a trace that is
+ *   one flat run of plain spans, checked, read and made into steps in one call (see below).
  */
 #include "_scan.h"
 #include <structmember.h>
@@ -25,7 +32,7 @@ enum {
     K_OPERATION, K_TOOL_NAME, K_CALL_ID, K_ARGUMENTS, K_RESULT, K_ERROR_TYPE,
     K_INPUT_MESSAGES, K_OUTPUT_MESSAGES, K_TOOL_DEFINITIONS, K_INPUT_TOKENS, K_OUTPUT_TOKENS,
     K_PROMPT_TOKENS, K_COMPLETION_TOKENS, K_RESPONSE_MODEL, K_REQUEST_MODEL, K_ERROR_MESSAGE,
-    K_COUNT
+    K_AGENT_NAME, K_COUNT
 };
 
 /* SpanView's fields, in declaration order (bind_genai checks the class has exactly these). */
@@ -42,18 +49,38 @@ static const char *view_fields[V_FIELDS] = {
     "output_tool_names", "warnings",
 };
 
+/* ToolCall's and ModelCall's fields, in declaration order (bind_genai checks). */
+enum {
+    C_NAME, C_CALL_ID, C_ARGUMENTS, C_RESULT, C_STATUS, C_ERROR_TYPE, C_ERROR_MESSAGE,
+    C_PAUSE_REASON, C_START_NS, C_END_NS, C_SPAN_ID, C_AGENT, C_FIELDS
+};
+static const char *tool_call_fields[C_FIELDS] = {
+    "name", "call_id", "arguments", "result", "status", "error_type", "error_message",
+    "pause_reason", "start_ns", "end_ns", "span_id", "agent",
+};
+enum { M_MODEL, M_INPUT_TOKENS, M_OUTPUT_TOKENS, M_START_NS, M_END_NS, M_SPAN_ID, M_FIELDS };
+static const char *model_call_fields[M_FIELDS] = {
+    "model", "input_tokens", "output_tokens", "start_ns", "end_ns", "span_id",
+};
+
 static struct {
     PyObject *record_type, *view_type; /* classes */
     /* SpanRecord slot offsets */
     Py_ssize_t attributes, events, status_code, status_message, name, scope;
+    Py_ssize_t span_id, parent_span_id, start_ns, end_ns, kind;
+    long max_kind; /* the largest span kind the forest accepts without a warning */
     Py_ssize_t view_offsets[V_FIELDS];
     PyObject *view_defaults; /* tuple, one value per field (role and convention unused) */
     PyObject *keys[K_COUNT];
     PyObject *model_ops; /* tuple of str */
-    PyObject *execute_tool, *tool_role, *model_role, *convention;
+    PyObject *execute_tool, *invoke_agent, *tool_role, *model_role, *agent_role, *convention;
+    PyObject *genai_prefixes; /* tuple of str: span names GenAI reads without an operation */
     PyObject *unset, *ok, *error;
     PyObject *deferred, *parse_lenient, *needles, *fallback;
     PyObject *markers, *pydantic_ai_scope, *ai_prefix; /* frozenset, str, str */
+    /* the flat run's steps (flat_run) */
+    PyObject *tool_call_type, *model_call_type, *status_ok, *status_error;
+    Py_ssize_t tool_call_offsets[C_FIELDS], model_call_offsets[M_FIELDS];
 } g;
 
 /* The offset of slot `name` of `type`, or -1 with TypeError set. */
@@ -71,21 +98,58 @@ static Py_ssize_t slot_offset(PyObject *type, const char *name) {
     return offset;
 }
 
+/* The offsets of the member descriptors `members` (a tuple: each the slot of field `names[n]`
+ * of `type`) into `offsets`; -1 with TypeError set when one is not. */
+static int member_offsets(PyObject *type, PyObject *members, const char **names, int count,
+                          Py_ssize_t *offsets) {
+    if (!PyTuple_Check(members) || PyTuple_GET_SIZE(members) != count) {
+        PyErr_SetString(PyExc_TypeError, "bind_genai: unexpected step fields");
+        return -1;
+    }
+    for (int n = 0; n < count; n++) {
+        PyObject *descr = PyTuple_GET_ITEM(members, n);
+        if (!Py_IS_TYPE(descr, &PyMemberDescr_Type) ||
+            ((PyMemberDescrObject *)descr)->d_member->type != T_OBJECT_EX ||
+            (PyObject *)((PyMemberDescrObject *)descr)->d_common.d_type != type ||
+            strcmp(((PyMemberDescrObject *)descr)->d_member->name, names[n])) {
+            PyErr_Format(PyExc_TypeError, "bind_genai: step field %s is not a slot", names[n]);
+            return -1;
+        }
+        offsets[n] = ((PyMemberDescrObject *)descr)->d_member->offset;
+    }
+    return 0;
+}
+
 #define SET(field, value) Py_XSETREF(g.field, Py_NewRef(value))
+
+static PyMethodDef flat_run_def;
+static int fill_key_table(PyObject *markers);
 
 PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     PyObject *record, *view, *names, *defaults, *keys, *ops, *execute_tool, *roles,
         *convention, *statuses, *deferred, *parse_lenient, *needles, *fallback, *markers,
-        *pydantic_ai_scope, *ai_prefix;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!UO!UO!OOO!OO!UU", &PyType_Type, &record,
+        *pydantic_ai_scope, *ai_prefix, *invoke_agent, *genai_prefixes, *tool_call, *tool_members,
+        *model_call, *model_members, *status_ok, *status_error;
+    long max_kind;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!UUO!UO!OOO!OO!UUO!(O!OO!OUUl)", &PyType_Type, &record,
                           &PyType_Type, &view, &PyTuple_Type, &names, &PyTuple_Type,
                           &defaults, &PyTuple_Type, &keys, &PyTuple_Type, &ops, &execute_tool,
-                          &PyTuple_Type, &roles, &convention, &PyTuple_Type, &statuses,
-                          &deferred, &parse_lenient, &PyTuple_Type, &needles, &fallback,
-                          &PyFrozenSet_Type, &markers, &pydantic_ai_scope, &ai_prefix))
+                          &invoke_agent, &PyTuple_Type, &roles, &convention, &PyTuple_Type,
+                          &statuses, &deferred, &parse_lenient, &PyTuple_Type, &needles,
+                          &fallback, &PyFrozenSet_Type, &markers, &pydantic_ai_scope, &ai_prefix,
+                          &PyTuple_Type, &genai_prefixes, &PyType_Type, &tool_call, &tool_members,
+                          &PyType_Type, &model_call, &model_members, &status_ok, &status_error,
+                          &max_kind))
         return NULL;
+    Py_ssize_t tool_offsets[C_FIELDS], model_offsets[M_FIELDS];
+    if (member_offsets(tool_call, tool_members, tool_call_fields, C_FIELDS, tool_offsets) < 0 ||
+        member_offsets(model_call, model_members, model_call_fields, M_FIELDS, model_offsets) < 0)
+        return NULL;
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(genai_prefixes); n++)
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(genai_prefixes, n)))
+            return PyErr_Format(PyExc_TypeError, "bind_genai: name prefixes are str");
     if (PyTuple_GET_SIZE(names) != V_FIELDS || PyTuple_GET_SIZE(defaults) != V_FIELDS ||
-        PyTuple_GET_SIZE(keys) != K_COUNT || PyTuple_GET_SIZE(roles) != 2 ||
+        PyTuple_GET_SIZE(keys) != K_COUNT || PyTuple_GET_SIZE(roles) != 3 ||
         PyTuple_GET_SIZE(statuses) != 3 || PyTuple_GET_SIZE(needles) != 2)
         return PyErr_Format(PyExc_TypeError, "bind_genai: unexpected tuple sizes");
     /* A view built here never runs __init__: its fields must be exactly the slots set below. */
@@ -103,8 +167,14 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     Py_ssize_t status_message = slot_offset(record, "status_message");
     Py_ssize_t name = slot_offset(record, "name");
     Py_ssize_t scope = slot_offset(record, "scope");
+    Py_ssize_t span_id = slot_offset(record, "span_id");
+    Py_ssize_t parent_span_id = slot_offset(record, "parent_span_id");
+    Py_ssize_t start_ns = slot_offset(record, "start_ns");
+    Py_ssize_t end_ns = slot_offset(record, "end_ns");
+    Py_ssize_t kind = slot_offset(record, "kind");
     if (attributes < 0 || events < 0 || status_code < 0 || status_message < 0 || name < 0 ||
-        scope < 0)
+        scope < 0 || span_id < 0 || parent_span_id < 0 || start_ns < 0 || end_ns < 0 ||
+        kind < 0)
         return NULL;
     for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(ops); n++)
         if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(ops, n)))
@@ -130,13 +200,28 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     g.status_message = status_message;
     g.name = name;
     g.scope = scope;
+    g.span_id = span_id;
+    g.parent_span_id = parent_span_id;
+    g.start_ns = start_ns;
+    g.end_ns = end_ns;
+    g.kind = kind;
+    g.max_kind = max_kind;
+    memcpy(g.tool_call_offsets, tool_offsets, sizeof tool_offsets);
+    memcpy(g.model_call_offsets, model_offsets, sizeof model_offsets);
+    SET(tool_call_type, tool_call);
+    SET(model_call_type, model_call);
+    SET(status_ok, status_ok);
+    SET(status_error, status_error);
     SET(record_type, record);
     SET(view_type, view);
     SET(view_defaults, defaults);
     SET(model_ops, ops);
     SET(execute_tool, execute_tool);
+    SET(invoke_agent, invoke_agent);
     SET(tool_role, PyTuple_GET_ITEM(roles, 0));
     SET(model_role, PyTuple_GET_ITEM(roles, 1));
+    SET(agent_role, PyTuple_GET_ITEM(roles, 2));
+    SET(genai_prefixes, genai_prefixes);
     SET(convention, convention);
     SET(unset, PyTuple_GET_ITEM(statuses, 0));
     SET(ok, PyTuple_GET_ITEM(statuses, 1));
@@ -146,9 +231,10 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     SET(needles, needles);
     SET(fallback, fallback);
     SET(markers, markers);
+    if (fill_key_table(markers) < 0) return NULL;
     SET(pydantic_ai_scope, pydantic_ai_scope);
     SET(ai_prefix, ai_prefix);
-    Py_RETURN_NONE;
+    return PyCFunction_New(&flat_run_def, NULL);
 }
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
@@ -202,11 +288,20 @@ static PyObject *view_of(PyObject **values) {
     return view;
 }
 
-/* The value of `key` (borrowed), NULL when absent; *failed is set on a lookup error. */
-static PyObject *get(PyObject *attrs, int key, int *failed) {
-    PyObject *value = PyDict_GetItemWithError(attrs, g.keys[key]);
-    if (value == NULL && PyErr_Occurred()) *failed = 1;
-    return value;
+/* What a reader answers for the field values `values` (stolen, NULL = the field's default):
+ * their view, or with `out` (flat_run, which makes a step of them and needs no view) the
+ * values moved there, and True. */
+static PyObject *made(PyObject **values, PyObject **out) {
+    if (out == NULL) return view_of(values);
+    memcpy(out, values, V_FIELDS * sizeof *values);
+    Py_RETURN_TRUE;
+}
+
+/* The value of `key` among the values `found` (borrowed), NULL when absent. (*failed stays:
+ * the values were all found in one pass over the attributes, see `find_keys`.) */
+static PyObject *get(PyObject **found, int key, int *failed) {
+    (void)failed;
+    return found[key];
 }
 
 /* may_be_error_result(text): 1 when a needle occurs in `text`, 0 if not, -1 on error. */
@@ -245,7 +340,7 @@ static PyObject *ascii_or_none(PyObject *value, int *plain) {
 /* read_tool, when no exception event was recorded and every value is plain ASCII text.
  * error_info's reading: failed on status ERROR or a non-empty `error.type`; the message is the
  * status message, else `error.message`. */
-static PyObject *read_tool(PyObject *span, PyObject *attrs, PyObject *limit) {
+static PyObject *read_tool(PyObject *span, PyObject **attrs, PyObject *limit, PyObject **out) {
     PyObject *events = SLOT(span, g.events), *status = SLOT(span, g.status_code);
     if (events == NULL || !PyTuple_CheckExact(events) || PyTuple_GET_SIZE(events) != 0 ||
         (status != g.unset && status != g.ok && status != g.error))
@@ -300,12 +395,12 @@ static PyObject *read_tool(PyObject *span, PyObject *attrs, PyObject *limit) {
         for (int n = 0; n < V_FIELDS; n++) Py_XDECREF(values[n]);
         return NULL;
     }
-    return view_of(values);
+    return made(values, out);
 }
 
 /* A token count: the exact int under `key`, else under `fallback_key` when `key` is absent,
  * else None (borrowed). NULL when the value is not plain (the caller declines). */
-static PyObject *tokens(PyObject *attrs, int key, int fallback_key, int *failed) {
+static PyObject *tokens(PyObject **attrs, int key, int fallback_key, int *failed) {
     PyObject *value = get(attrs, key, failed);
     if (value == NULL && !*failed) {
         value = get(attrs, fallback_key, failed);
@@ -321,13 +416,11 @@ static PyObject *plain_text(PyObject *value) {
 }
 
 /* read_model, when no messages or tool definitions were recorded and values are plain. */
-static PyObject *read_model(PyObject *attrs) {
+static PyObject *read_model(PyObject **attrs, PyObject **out) {
     int failed = 0;
-    int rich = PyDict_Contains(attrs, g.keys[K_OUTPUT_MESSAGES]);
-    if (rich == 0) rich = PyDict_Contains(attrs, g.keys[K_INPUT_MESSAGES]);
-    if (rich == 0) rich = PyDict_Contains(attrs, g.keys[K_TOOL_DEFINITIONS]);
-    if (rich < 0) return NULL;
-    if (rich) return DECLINE();
+    if (attrs[K_OUTPUT_MESSAGES] != NULL || attrs[K_INPUT_MESSAGES] != NULL ||
+        attrs[K_TOOL_DEFINITIONS] != NULL)
+        return DECLINE();
     PyObject *input_tokens = tokens(attrs, K_INPUT_TOKENS, K_PROMPT_TOKENS, &failed);
     PyObject *output_tokens = tokens(attrs, K_OUTPUT_TOKENS, K_COMPLETION_TOKENS, &failed);
     PyObject *model = plain_text(get(attrs, K_RESPONSE_MODEL, &failed));
@@ -349,19 +442,129 @@ static PyObject *read_model(PyObject *attrs) {
         [V_OUTPUT_TOKENS] = Py_NewRef(output_tokens),
         [V_OUTPUT] = Py_NewRef(Py_None),
     };
-    return view_of(values);
+    return made(values, out);
 }
 
-PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "read_plain_genai(span, max_value_chars)");
-        return NULL;
+/* read_agent, when no messages or tool definitions were recorded and the agent name is plain
+ * non-empty ASCII text: the view is the name alone (with no messages, input, output, requests
+ * and responses stay None; events and status are not read). */
+static PyObject *read_agent(PyObject **attrs, PyObject **out) {
+    int failed = 0;
+    if (attrs[K_OUTPUT_MESSAGES] != NULL || attrs[K_INPUT_MESSAGES] != NULL ||
+        attrs[K_TOOL_DEFINITIONS] != NULL)
+        return DECLINE();
+    PyObject *name = get(attrs, K_AGENT_NAME, &failed);
+    if (failed) return NULL;
+    /* An empty or absent name falls back to the span name's suffix or the agent id: Python's
+     * business. */
+    if (name == NULL || !PyUnicode_CheckExact(name) || !PyUnicode_IS_ASCII(name) ||
+        PyUnicode_GET_LENGTH(name) == 0)
+        return DECLINE();
+    PyObject *values[V_FIELDS] = {
+        [V_ROLE] = Py_NewRef(g.agent_role),
+        [V_CONVENTION] = Py_NewRef(g.convention),
+        [V_AGENT_NAME] = Py_NewRef(name),
+    };
+    return made(values, out);
+}
+
+/* Whether `name` starts with one of the span names GenAI reads without an operation
+ * (1, 0, or -1 on error). */
+static int genai_name(PyObject *name) {
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(g.genai_prefixes); n++) {
+        PyObject *prefix = PyTuple_GET_ITEM(g.genai_prefixes, n);
+        if (PyUnicode_GET_LENGTH(name) < PyUnicode_GET_LENGTH(prefix)) continue;
+        Py_ssize_t at = PyUnicode_Tailmatch(name, prefix, 0, PyUnicode_GET_LENGTH(prefix), -1);
+        if (at) return (int)at;
     }
-    if (g.fallback == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "read_plain_genai before bind_genai()");
-        return NULL;
+    return 0;
+}
+
+/* Which key an attribute key is: its K_* index, MARKER (another convention's marker key),
+ * OTHER, or NOT_TEXT (not an exact str); ERROR on error. An open-addressing table over the
+ * read keys and the markers: a span's keys come from a few str objects the decoder shares, so
+ * most lookups end at the first pointer comparison. */
+enum { OTHER = -1, NOT_TEXT = -2, ERROR = -3, MARKER = K_COUNT };
+#define KEY_TABLE 128 /* at most half full, so every probe ends at a free entry */
+static int key_count;
+static struct {
+    PyObject *key; /* strong, NULL when free */
+    Py_hash_t hash;
+    int index;
+} key_table[KEY_TABLE];
+
+static int key_index(PyObject *key) {
+    if (!PyUnicode_CheckExact(key)) return NOT_TEXT;
+    Py_hash_t hash = PyObject_Hash(key); /* cached in the str after the first call */
+    if (hash == -1) return ERROR;
+    for (size_t at = (size_t)hash % KEY_TABLE;; at = (at + 1) % KEY_TABLE) {
+        PyObject *kept = key_table[at].key;
+        if (kept == NULL) return OTHER;
+        if (kept == key || (key_table[at].hash == hash && same_text(kept, key)))
+            return key_table[at].index;
     }
-    PyObject *span = args[0];
+}
+
+/* Enters `key` (an exact str) as `index` unless it is there already; -1 on error. */
+static int enter_key(PyObject *key, int index) {
+    Py_hash_t hash = PyObject_Hash(key);
+    if (hash == -1) return -1;
+    size_t at = (size_t)hash % KEY_TABLE;
+    for (;; at = (at + 1) % KEY_TABLE) {
+        PyObject *kept = key_table[at].key;
+        if (kept == NULL) break;
+        if (key_table[at].hash == hash && same_text(kept, key)) return 0;
+    }
+    if (key_count >= KEY_TABLE / 2) {
+        PyErr_SetString(PyExc_ValueError, "bind_genai: too many keys");
+        return -1;
+    }
+    key_table[at].key = Py_NewRef(key);
+    key_table[at].hash = hash;
+    key_table[at].index = index;
+    key_count++;
+    return 0;
+}
+
+/* The key table of `markers` (first: a marker key is one whatever else it is) and the keys
+ * read; -1 on error. */
+static int fill_key_table(PyObject *markers) {
+    for (int n = 0; n < KEY_TABLE; n++) Py_CLEAR(key_table[n].key);
+    key_count = 0;
+    PyObject *iterator = PyObject_GetIter(markers), *marker;
+    if (iterator == NULL) return -1;
+    while ((marker = PyIter_Next(iterator)) != NULL) {
+        int entered = PyUnicode_CheckExact(marker) ? enter_key(marker, MARKER) : -1;
+        if (entered < 0 && !PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "bind_genai: marker keys are str");
+        Py_DECREF(marker);
+        if (entered < 0) break;
+    }
+    Py_DECREF(iterator);
+    if (PyErr_Occurred()) return -1;
+    for (int n = 0; n < K_COUNT; n++)
+        if (enter_key(g.keys[n], n) < 0) return -1;
+    return 0;
+}
+
+/* One pass over `attrs`: the value of each key read into `found` (borrowed), as classify's
+ * dict lookups would find them. 1, or 0 when a key is a marker or not an exact str (the span
+ * is not plain GenAI; a non-str key is left to Python), -1 on error. */
+static int find_keys(PyObject *attrs, PyObject **found) {
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(attrs, &pos, &key, &value)) {
+        int index = key_index(key);
+        if (index == ERROR) return -1;
+        if (index == MARKER || index == NOT_TEXT) return 0;
+        if (index >= 0) found[index] = value;
+    }
+    return 1;
+}
+
+/* read_plain_genai once bound: a view, None or FALLBACK (new reference), NULL on error; with
+ * `out`, True and the view's field values there instead of a view (see `made`). */
+static PyObject *read_plain(PyObject *span, PyObject *limit, PyObject **out) {
     if ((PyObject *)Py_TYPE(span) != g.record_type) return DECLINE();
     PyObject *attrs = SLOT(span, g.attributes);
     PyObject *name = SLOT(span, g.name), *scope = SLOT(span, g.scope);
@@ -376,19 +579,255 @@ PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_
         if (at < 0) return NULL;
         if (at) return DECLINE();
     }
-    Py_ssize_t pos = 0;
-    PyObject *key;
-    while (PyDict_Next(attrs, &pos, &key, NULL)) {
-        int marked = PySet_Contains(g.markers, key);
-        if (marked < 0) return NULL;
-        if (marked) return DECLINE();
+    PyObject *found[K_COUNT] = {0};
+    int plain = find_keys(attrs, found);
+    if (plain <= 0) return plain < 0 ? NULL : DECLINE();
+    PyObject *op = found[K_OPERATION];
+    if (op == NULL) {
+        /* No convention recognises a span with no marker and no GenAI operation or name (an
+         * HTTP span, say): classify answers None. */
+        int named = genai_name(name);
+        if (named < 0) return NULL;
+        return named ? DECLINE() : Py_NewRef(Py_None);
     }
-    int failed = 0;
-    PyObject *op = get(attrs, K_OPERATION, &failed);
-    if (failed) return NULL;
-    if (op == NULL || !PyUnicode_CheckExact(op)) return DECLINE();
-    if (same_text(op, g.execute_tool)) return read_tool(span, attrs, args[1]);
+    if (!PyUnicode_CheckExact(op)) return DECLINE();
+    if (same_text(op, g.execute_tool)) return read_tool(span, found, limit, out);
+    if (same_text(op, g.invoke_agent)) return read_agent(found, out);
     for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(g.model_ops); n++)
-        if (same_text(op, PyTuple_GET_ITEM(g.model_ops, n))) return read_model(attrs);
+        if (same_text(op, PyTuple_GET_ITEM(g.model_ops, n))) return read_model(found, out);
     return DECLINE();
 }
+
+PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "read_plain_genai(span, max_value_chars)");
+        return NULL;
+    }
+    if (g.fallback == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "read_plain_genai before bind_genai()");
+        return NULL;
+    }
+    return read_plain(args[0], args[1], NULL);
+}
+
+/* `value or None` of a span's time: an exact int (borrowed); NULL when not one. */
+static PyObject *time_or_none(PyObject *value) {
+    if (value == NULL || !PyLong_CheckExact(value)) return NULL;
+    return PyObject_IsTrue(value) ? value : Py_None;
+}
+
+/* An instance of the slotted `type` with its `count` slots at `offsets` set to `values`
+ * (stolen, also on failure; none NULL), without running __init__; NULL on error. */
+static PyObject *instance_of(PyObject *type, const Py_ssize_t *offsets, PyObject **values,
+                             int count) {
+    PyObject *made = ((PyTypeObject *)type)->tp_alloc((PyTypeObject *)type, 0);
+    if (made == NULL) {
+        for (int n = 0; n < count; n++) Py_DECREF(values[n]);
+        return NULL;
+    }
+    for (int n = 0; n < count; n++) SLOT(made, offsets[n]) = values[n];
+    return made;
+}
+
+/* Whether `name` is an output tool of `names` (a tuple of exact str): `is_output_tool`, one
+ * of them or one of them and "_" before the rest. -1 when a name is not an exact str. */
+static int output_tool(PyObject *name, PyObject *names) {
+    Py_ssize_t len = PyUnicode_GET_LENGTH(name);
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(names); n++) {
+        PyObject *other = PyTuple_GET_ITEM(names, n);
+        if (!PyUnicode_CheckExact(other)) return -1;
+        Py_ssize_t size = PyUnicode_GET_LENGTH(other);
+        if (size > len || PyUnicode_KIND(other) != PyUnicode_KIND(name)) continue;
+        if (memcmp(PyUnicode_DATA(name), PyUnicode_DATA(other), size * PyUnicode_KIND(name)))
+            continue;
+        if (size == len || PyUnicode_READ_CHAR(name, size) == '_') return 1;
+    }
+    return 0;
+}
+
+/* Field `n` of the field values `values` of a view (see `made`): NULL is its default. */
+#define FIELD(values, n) \
+    ((values)[n] != NULL ? (values)[n] : PyTuple_GET_ITEM(g.view_defaults, n))
+
+/* The step of one span's native view, given as its field `values`: a ToolCall (`executed_call`
+ * with no request; NULL in *step when `shows_unrequested` leaves it out) or a ModelCall
+ * (`model_call`). 0, or 1 when the span is not a plain step of the run (the caller declines),
+ * -1 on error. */
+static int step_of(PyObject *span, PyObject **values, PyObject *root_id, PyObject *agent,
+                   PyObject *output_tools, int include_output_tools, PyObject **step) {
+    PyObject *role = FIELD(values, V_ROLE);
+    if (role != g.tool_role && role != g.model_role) return 1; /* a second agent */
+    /* Under the agent span itself: no outer tool span to merge into, no nested run. */
+    PyObject *parent = SLOT(span, g.parent_span_id), *span_id = SLOT(span, g.span_id);
+    if (parent == NULL || !PyUnicode_CheckExact(parent) || !same_text(parent, root_id))
+        return 1;
+    PyObject *start = time_or_none(SLOT(span, g.start_ns));
+    PyObject *end = time_or_none(SLOT(span, g.end_ns));
+    if (start == NULL || end == NULL || span_id == NULL) return 1;
+    if (role == g.model_role) {
+        PyObject *fields[M_FIELDS] = {
+            Py_NewRef(FIELD(values, V_MODEL)),
+            Py_NewRef(FIELD(values, V_INPUT_TOKENS)),
+            Py_NewRef(FIELD(values, V_OUTPUT_TOKENS)),
+            Py_NewRef(start),
+            Py_NewRef(end),
+            Py_NewRef(span_id),
+        };
+        *step = instance_of(g.model_call_type, g.model_call_offsets, fields, M_FIELDS);
+        return *step == NULL ? -1 : 0;
+    }
+    PyObject *name = FIELD(values, V_TOOL_NAME);
+    if (!include_output_tools) {
+        int shown = output_tool(name, output_tools);
+        if (shown < 0) return 1;
+        if (shown) return 0; /* an output tool: not a step */
+    }
+    PyObject *missing = PyTuple_GET_ITEM(g.view_defaults, V_ARGUMENTS);
+    PyObject *arguments = FIELD(values, V_ARGUMENTS);
+    PyObject *result = FIELD(values, V_RESULT);
+    PyObject *call_id = FIELD(values, V_CALL_ID);
+    int failed = FIELD(values, V_ERROR) == Py_True;
+    PyObject *fields[C_FIELDS] = {
+        Py_NewRef(name),
+        Py_NewRef(call_id),
+        Py_NewRef(arguments == missing ? Py_None : arguments),
+        Py_NewRef(result == missing ? Py_None : result),
+        Py_NewRef(failed ? g.status_error : g.status_ok),
+        Py_NewRef(failed ? FIELD(values, V_ERROR_TYPE) : Py_None),
+        Py_NewRef(failed ? FIELD(values, V_ERROR_MESSAGE) : Py_None),
+        Py_NewRef(Py_None), /* pause reason */
+        Py_NewRef(start),
+        Py_NewRef(end),
+        Py_NewRef(span_id),
+        Py_NewRef(agent),
+    };
+    *step = instance_of(g.tool_call_type, g.tool_call_offsets, fields, C_FIELDS);
+    return *step == NULL ? -1 : 0;
+}
+
+/* `_flat._forward_tree`'s checks of `ordered` (SpanRecords in order): distinct non-empty str
+ * ids, known kinds, the first span a root, every other span's parent an earlier span. 1 when
+ * they hold, 0 when not (or when a value is not of the plain type: the caller checks again in
+ * Python), -1 on error. */
+static int forward(PyObject *ordered) {
+    PyObject *seen = PySet_New(NULL);
+    if (seen == NULL) return -1;
+    int answer = 1;
+    for (Py_ssize_t n = 0; answer == 1 && n < PyList_GET_SIZE(ordered); n++) {
+        PyObject *span = PyList_GET_ITEM(ordered, n);
+        if ((PyObject *)Py_TYPE(span) != g.record_type) {
+            answer = 0;
+            break;
+        }
+        PyObject *sid = SLOT(span, g.span_id), *parent = SLOT(span, g.parent_span_id);
+        PyObject *kind = SLOT(span, g.kind);
+        if (sid == NULL || !PyUnicode_CheckExact(sid) || PyUnicode_GET_LENGTH(sid) == 0 ||
+            kind == NULL || !PyLong_CheckExact(kind) || parent == NULL) {
+            answer = 0;
+            break;
+        }
+        int overflow;
+        long value = PyLong_AsLongAndOverflow(kind, &overflow);
+        if (overflow || value < 0 || value > g.max_kind) {
+            answer = 0;
+            break;
+        }
+        if (n == 0) {
+            /* A root: its parent is falsy (None, or no text). */
+            if (parent != Py_None &&
+                !(PyUnicode_CheckExact(parent) && PyUnicode_GET_LENGTH(parent) == 0))
+                answer = 0;
+        } else if (!PyUnicode_CheckExact(parent)) {
+            answer = 0;
+        } else {
+            answer = PySet_Contains(seen, parent);
+        }
+        if (answer == 1) {
+            int again = PySet_Contains(seen, sid);
+            answer = again < 0 ? -1 : !again;
+        }
+        if (answer == 1 && PySet_Add(seen, sid) < 0) answer = -1;
+    }
+    Py_DECREF(seen);
+    return answer;
+}
+
+/* flat_run(ordered, max_value_chars, output_tool_names, include_output_tools)
+ *   -> (agent view, tuple of steps) | FALLBACK
+ * What `_flat._flat_run` builds of `ordered` (a trace's SpanRecords in order) when it is a
+ * flat run (`forward`) whose every span is read here: the agent span natively an agent view,
+ * every other span natively a tool or model view under it, or None. Only the agent view is
+ * made: each other span's step is made of its view's field values (a model view would add
+ * nothing to the trajectory: no input, output or tools). FALLBACK for any other trace (the
+ * caller then checks and reads it in Python). */
+static PyObject *flat_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyList_CheckExact(args[0]) || !PyTuple_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "flat_run(list, int, tuple, bool)");
+        return NULL;
+    }
+    if (g.fallback == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "flat_run before bind_genai()");
+        return NULL;
+    }
+    PyObject *ordered = args[0], *limit = args[1];
+    int include_output_tools = PyObject_IsTrue(args[3]);
+    if (include_output_tools < 0) return NULL;
+    if (PyList_GET_SIZE(ordered) == 0) return DECLINE();
+    int plain = forward(ordered);
+    if (plain <= 0) return plain < 0 ? NULL : DECLINE();
+    /* The span list and what it holds may change while views are made (Deferred is Python's):
+     * hold the spans read. */
+    PyObject *spans = PyList_AsTuple(ordered);
+    if (spans == NULL) return NULL;
+    PyObject *root = PyTuple_GET_ITEM(spans, 0), *steps = NULL, *out = NULL;
+    PyObject *agent_view = read_plain(root, limit, NULL);
+    if (agent_view == NULL) goto done;
+    if (agent_view == g.fallback || agent_view == Py_None ||
+        SLOT(agent_view, g.view_offsets[V_ROLE]) != g.agent_role) {
+        out = DECLINE();
+        goto done;
+    }
+    /* A native agent view has a non-empty agent name, no warnings and no requests. */
+    PyObject *agent = SLOT(agent_view, g.view_offsets[V_AGENT_NAME]);
+    PyObject *root_id = SLOT(root, g.span_id);
+    if ((steps = PyList_New(0)) == NULL) goto done;
+    for (Py_ssize_t n = 1; n < PyTuple_GET_SIZE(spans); n++) {
+        PyObject *span = PyTuple_GET_ITEM(spans, n);
+        PyObject *values[V_FIELDS] = {0};
+        PyObject *read = read_plain(span, limit, values);
+        if (read == NULL) goto done;
+        PyObject *step = NULL;
+        int status = 0;
+        if (read == g.fallback)
+            status = 1;
+        else if (read == Py_True)
+            status = step_of(span, values, root_id, agent, args[2], include_output_tools, &step);
+        Py_DECREF(read);
+        for (int v = 0; v < V_FIELDS; v++) Py_XDECREF(values[v]);
+        if (status < 0) goto done;
+        if (status > 0) {
+            out = DECLINE();
+            goto done;
+        }
+        if (step != NULL) {
+            int appended = PyList_Append(steps, step);
+            Py_DECREF(step);
+            if (appended < 0) goto done;
+        }
+    }
+    PyObject *made = PyList_AsTuple(steps);
+    if (made != NULL) {
+        PyObject *pair[2] = {Py_NewRef(agent_view), made};
+        out = tuple_of(pair, 2);
+    }
+done:
+    Py_XDECREF(steps);
+    Py_XDECREF(agent_view);
+    Py_DECREF(spans);
+    return out;
+}
+
+static PyMethodDef flat_run_def = {
+    "flat_run", (PyCFunction)(void (*)(void))flat_run, METH_FASTCALL,
+    "flat_run(ordered, max_value_chars, output_tool_names, include_output_tools) -> "
+    "(agent view, steps), or FALLBACK (_genai.c)."};

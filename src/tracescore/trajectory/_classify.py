@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.trajectory._genai import GENAI
-from tracescore.trajectory._genai_native import FALLBACK, bind
+from tracescore.trajectory._genai_native import FALLBACK, FlatRun, bind
 from tracescore.trajectory._mastra import MASTRA
 from tracescore.trajectory._openinference import OPENINFERENCE
 from tracescore.trajectory._options import BuildOptions
@@ -74,8 +74,9 @@ def attribute_filter(extra_keys: Iterable[str] = ()) -> Callable[[str], bool]:
 
 def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None:
     """The merged view of `span`, or None when no convention recognises it."""
-    # Plain GenAI tool and chat spans, most spans, are read natively when the extension is
-    # built; it declines (FALLBACK) every other span, which is read below as before.
+    # Plain GenAI tool, chat and agent spans and spans no convention reads, most spans, are
+    # read natively when the extension is built; it declines (FALLBACK) every other span,
+    # which is read below as before.
     if _read_plain_genai is not None:
         view = _read_plain_genai(span, options.max_value_chars)
         if view is not FALLBACK:
@@ -157,8 +158,13 @@ _OTHER_MARKERS = _PYDANTIC_AI_MARKERS | {
 }
 
 
-# A module variable, read on every call, so tests can disable or count the native reader.
-_read_plain_genai = bind(_OTHER_MARKERS)
+_native = bind(_OTHER_MARKERS, _GENAI_NAME_PREFIXES)
+# Module variables, read on every call, so tests can disable or count the native reader (the
+# flat-run path uses `_read_flat_run` only with `_read_plain_genai`, whose reading it embeds).
+_read_plain_genai: Callable[[SpanRecord, int], SpanView | None] | None = (
+    _native[0] if _native is not None else None
+)
+_read_flat_run: FlatRun | None = _native[1] if _native is not None else None
 
 
 def _marked(span: SpanRecord) -> tuple[Convention, ...]:

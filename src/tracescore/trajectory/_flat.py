@@ -13,8 +13,10 @@ any other trace, before doing anything but classifying spans; the views it read 
 general path, which then does not read those spans again. The tests compare both paths on every
 fixture trace, the benchmark's runs and generated variations.
 
-The structure is checked in one loop over the sorted spans, before any span is read; the
-native reader then reads every span in one `map`, and the Python readers only what it declines.
+Where the extension is built, `flat_run` (otlp/_genai.c) checks the structure, reads every span
+and builds the steps in one call when it can read them all (most runs). Else the structure is
+checked in one loop over the sorted spans, before any span is read; the native reader then
+reads every span in one `map`, and the Python readers only what it declines.
 """
 
 from __future__ import annotations
@@ -57,12 +59,31 @@ def build_flat_run(
     if not spans:
         return None
     try:
-        ordered = _forward_tree(spans)
-    except TypeError:  # ids, kinds or times of unexpected types: the general path copes
-        return None
-    if ordered is None:
+        ordered = _in_order(spans)
+    except TypeError:  # times of unexpected types: the general path copes
         return None
     native = _classify._read_plain_genai  # read on every call, as `classify` does
+    read_flat_run = _classify._read_flat_run
+    if native is not None and read_flat_run is not None:
+        # The common case in one native call: the structure checks, every span read, the
+        # steps made; the model views, which would lend the run no input, output or tools
+        # (no messages were recorded), are not made.
+        try:
+            limit, output_tools = options.max_value_chars, options.output_tool_names
+            answer = read_flat_run(ordered, limit, output_tools, options.include_output_tools)
+        except Exception:  # the general path reads the spans again and warns
+            return None
+        if answer is not FALLBACK:
+            agent_view, steps = answer
+            root = ordered[0]
+            # A native agent view always has a name (`_flat_run` would take the span's).
+            agent = agent_view.agent_name
+            return run_trajectory(root, root.span_id, agent, [agent_view], [], steps, options)
+    try:
+        if not _forward_tree(ordered):
+            return None
+    except TypeError:  # ids or kinds of unexpected types: the general path copes
+        return None
     try:
         read = (
             list(map(native, ordered, repeat(options.max_value_chars)))
@@ -128,30 +149,34 @@ def _flat_run(
     return run_trajectory(root, root_id, agent, [agent_view], models, tuple(steps), options)
 
 
-def _forward_tree(spans: list[SpanRecord]) -> list[SpanRecord] | None:
-    """`spans` in (start, end, span id) order, or None unless they need no repair and no
-    walk: distinct non-empty str ids, known kinds, one root, every other span's parent present
-    and sorting before it (so no cycle, no clock skew); the root then sorts first."""
+def _in_order(spans: list[SpanRecord]) -> list[SpanRecord]:
+    """`spans` in (start, end, span id) order."""
     # With distinct starts (the usual case), the start alone orders spans as the full key does,
     # and int keys sort three times cheaper than tuples.
     starts_differ = len(set(map(_START, spans))) == len(spans)
-    ordered = sorted(spans, key=_START if starts_differ else _KEY)
+    return sorted(spans, key=_START if starts_differ else _KEY)
+
+
+def _forward_tree(ordered: list[SpanRecord]) -> bool:
+    """Whether the spans `ordered` need no repair and no walk: distinct non-empty str ids,
+    known kinds, one root, every other span's parent present and sorting before it (so no
+    cycle, no clock skew); the root then sorts first. (The native `flat_run` checks the same.)"""
     root = ordered[0]
     root_id = root.span_id
     if root_id.__class__ is not str or not root_id or root.parent_span_id:
-        return None
+        return False
     if root.kind not in _KNOWN_KINDS:
-        return None
+        return False
     seen = {root_id}  # ids of the spans before, in order; a root's parent (falsy) is not one
     add = seen.add
     for span in islice(ordered, 1, None):
         sid = span.span_id
         if sid.__class__ is not str or not sid or sid in seen:
-            return None
+            return False
         if span.parent_span_id not in seen or span.kind not in _KNOWN_KINDS:
-            return None
+            return False
         add(sid)
-    return ordered
+    return True
 
 
 def _python_read(
