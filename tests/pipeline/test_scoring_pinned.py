@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from support.results import UnreadableResult
 from tracescore import semconv
 from tracescore.assembler import ReadyTrace
 from tracescore.config import parse_config
@@ -79,23 +80,8 @@ scenarios:
 """
 
 
-class _Exploding(Mapping[str, Any]):
+class _Exploding(UnreadableResult):
     """A tool result whose reading fails: the Mastra check on it becomes an error score."""
-
-    def __getitem__(self, key: str) -> Any:
-        raise KeyError(key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(())
-
-    def __len__(self) -> int:
-        return 0
-
-    def get(self, key: str, default: Any = None) -> Any:
-        raise RuntimeError("result unreadable")
-
-    def __repr__(self) -> str:  # the default names an address, which the digest would take in
-        return "_Exploding()"
 
 
 def _varied_runs() -> list[Trajectory]:

@@ -8,12 +8,12 @@ thresholds, and compare scores field by field.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
 
 from scorers._build import agent, call, run
+from support.results import UnreadableResult
 from tracescore.model import Step, Trajectory
 from tracescore.scorers.base import select_calls
 from tracescore.scorers.registry import parse_scorer
@@ -34,22 +34,6 @@ CONFIGS: list[dict[str, Any]] = [
 ]
 
 
-class _Unreadable(Mapping[str, Any]):
-    """A tool result whose reading fails: a Mastra check on it becomes an error score."""
-
-    def __getitem__(self, key: str) -> Any:
-        raise KeyError(key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(())
-
-    def __len__(self) -> int:
-        return 0
-
-    def get(self, key: str, default: Any = None) -> Any:
-        raise RuntimeError("result unreadable")
-
-
 def _runs() -> list[Trajectory]:
     pool: list[Step] = [
         call("lookup"),
@@ -57,7 +41,7 @@ def _runs() -> list[Trajectory]:
         call("delete", status="error"),
         call("lookup", status="paused"),
         call("lookup", result={"error": "boom"}),
-        call("refund", result=_Unreadable()),
+        call("refund", result=UnreadableResult()),
         agent("helper", call("lookup"), call("delete", status="error")),
     ]
     runs = [run()]

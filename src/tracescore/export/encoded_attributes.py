@@ -149,7 +149,4 @@ _V = TypeVar("_V")
 
 
 def _remember(memo: dict[_K, _V], key: _K, value: _V) -> _V:
-    if len(memo) >= _MEMO_LIMIT:
-        memo.clear()
-    memo[key] = value
-    return value
+    return wire.remember(memo, key, value, _MEMO_LIMIT)

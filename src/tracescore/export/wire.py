@@ -28,6 +28,7 @@ __all__ = [
     "key_value",
     "len_field",
     "long_string_field",
+    "remember",
     "string_field",
     "varint",
 ]
@@ -85,7 +86,7 @@ def key_value(key: str, value: AttrValue) -> bytes:
     field = _KEYS.get(key)
     if field is None:
         # An empty key is the proto3 default: left out.
-        field = _remember(_KEYS, key, len_field(KEY_VALUE_TAG, key.encode()) if key else b"")
+        field = remember(_KEYS, key, len_field(KEY_VALUE_TAG, key.encode()) if key else b"")
     if type(value) is str:
         data = value.encode()
         if len(data) < _SHORT:  # most strings: both lengths in one precomputed frame
@@ -131,7 +132,7 @@ def long_string_field(tag: bytes, key: str, value: str) -> bytes:
     data = value.encode()
     head = _HEADS.get((tag, key, len(data)))
     if head is None:
-        head = _remember(_HEADS, (tag, key, len(data)), _string_head(tag, key, len(data)))
+        head = remember(_HEADS, (tag, key, len(data)), _string_head(tag, key, len(data)))
     return head + data
 
 
@@ -151,7 +152,7 @@ def _memoized(tag: bytes, key: str, value: str | bool) -> bytes:
     # encode as int, double and bool.
     field = _FIELDS.get((tag, key, value))
     if field is None:
-        field = _remember(_FIELDS, (tag, key, value), len_field(tag, key_value(key, value)))
+        field = remember(_FIELDS, (tag, key, value), len_field(tag, key_value(key, value)))
     return field
 
 
@@ -159,7 +160,7 @@ def double_field(tag: bytes, key: str, value: float) -> bytes:
     """One element of a repeated KeyValue field (`tag`) holding a double attribute."""
     head = _DOUBLES.get((tag, key))
     if head is None:
-        head = _remember(_DOUBLES, (tag, key), double_head(tag, key))
+        head = remember(_DOUBLES, (tag, key), double_head(tag, key))
     return head + DOUBLE.pack(value)
 
 
@@ -182,10 +183,13 @@ _HEADS: dict[tuple[bytes, str, int], bytes] = {}
 _MEMO_LIMIT = 4096
 
 _K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
-def _remember(memo: dict[_K, bytes], key: _K, encoded: bytes) -> bytes:
-    if len(memo) >= _MEMO_LIMIT:
+def remember(memo: dict[_K, _V], key: _K, value: _V, limit: int = _MEMO_LIMIT) -> _V:
+    """`memo[key] = value`, emptying `memo` first when it holds `limit` entries (memos of
+    pieces encoded from traffic stay bounded); returns `value`."""
+    if len(memo) >= limit:
         memo.clear()
-    memo[key] = encoded
-    return encoded
+    memo[key] = value
+    return value
