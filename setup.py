@@ -10,8 +10,11 @@ setup(
     ext_modules=[
         Extension(
             "tracescore.otlp._scan",
-            [f"src/tracescore/otlp/{name}.c" for name in ("_scan", "_records", "_cut", "_genai")],
-            depends=["src/tracescore/otlp/_scan.h"],
+            [
+                f"src/tracescore/otlp/{name}.c"
+                for name in ("_scan", "_records", "_cut", "_genai", "_flat")
+            ],
+            depends=["src/tracescore/otlp/_scan.h", "src/tracescore/otlp/_genai.h"],
             optional=True,
             # Hidden: only PyInit__scan is exported, so no name here can shadow a libc one.
             extra_compile_args=[

@@ -396,7 +396,7 @@ def test_views_read_before_declining_are_reused(monkeypatch: pytest.MonkeyPatch)
     assert len(read) < len(spans)
 
 
-# The native flat run (`flat_run`, otlp/_genai.c) answers a trace that is a flat run whose every
+# The native flat run (`flat_run`, otlp/_flat.c) answers a trace that is a flat run whose every
 # span the extension reads; `both` compares every such run with the general path.
 
 

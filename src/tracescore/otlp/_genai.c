@@ -22,26 +22,11 @@
  *   when it answers (it checks no other convention marks the span, as classify's first branch
  *   does), else FALLBACK.
  * flat_run(ordered, max_value_chars, output_tool_names, include_output_tools): a trace that is
- *   one flat run of plain spans, checked, read and made into steps in one call (see below).
+ *   one flat run of plain spans, checked, read and made into steps in one call (_flat.c).
  */
-#include "_scan.h"
+#include "_genai.h"
 #include <structmember.h>
 
-/* The attribute keys read, in the order bind_genai receives them (semconv names them). */
-enum {
-    K_OPERATION, K_TOOL_NAME, K_CALL_ID, K_ARGUMENTS, K_RESULT, K_ERROR_TYPE,
-    K_INPUT_MESSAGES, K_OUTPUT_MESSAGES, K_TOOL_DEFINITIONS, K_INPUT_TOKENS, K_OUTPUT_TOKENS,
-    K_PROMPT_TOKENS, K_COMPLETION_TOKENS, K_RESPONSE_MODEL, K_REQUEST_MODEL, K_ERROR_MESSAGE,
-    K_AGENT_NAME, K_COUNT
-};
-
-/* SpanView's fields, in declaration order (bind_genai checks the class has exactly these). */
-enum {
-    V_ROLE, V_CONVENTION, V_TOOL_NAME, V_CALL_ID, V_ERROR, V_ERROR_TYPE, V_ERROR_MESSAGE,
-    V_MODEL, V_INPUT_TOKENS, V_OUTPUT_TOKENS, V_OUTPUT, V_AGENT_NAME, V_INPUT, V_TOOLS,
-    V_ARGUMENTS, V_RESULT, V_PAUSE_REASON, V_OUTPUT_TOOL, V_REQUESTS, V_RESPONSES,
-    V_OUTPUT_TOOL_NAMES, V_WARNINGS, V_FIELDS
-};
 static const char *view_fields[V_FIELDS] = {
     "role", "convention", "tool_name", "call_id", "error", "error_type", "error_message",
     "model", "input_tokens", "output_tokens", "output", "agent_name", "input", "tools",
@@ -49,39 +34,17 @@ static const char *view_fields[V_FIELDS] = {
     "output_tool_names", "warnings",
 };
 
-/* ToolCall's and ModelCall's fields, in declaration order (bind_genai checks). */
-enum {
-    C_NAME, C_CALL_ID, C_ARGUMENTS, C_RESULT, C_STATUS, C_ERROR_TYPE, C_ERROR_MESSAGE,
-    C_PAUSE_REASON, C_START_NS, C_END_NS, C_SPAN_ID, C_AGENT, C_FIELDS
-};
 static const char *tool_call_fields[C_FIELDS] = {
     "name", "call_id", "arguments", "result", "status", "error_type", "error_message",
     "pause_reason", "start_ns", "end_ns", "span_id", "agent",
 };
-enum { M_MODEL, M_INPUT_TOKENS, M_OUTPUT_TOKENS, M_START_NS, M_END_NS, M_SPAN_ID, M_FIELDS };
+
 static const char *model_call_fields[M_FIELDS] = {
     "model", "input_tokens", "output_tokens", "start_ns", "end_ns", "span_id",
 };
 
-static struct {
-    PyObject *record_type, *view_type; /* classes */
-    /* SpanRecord slot offsets */
-    Py_ssize_t attributes, events, status_code, status_message, name, scope;
-    Py_ssize_t span_id, parent_span_id, start_ns, end_ns, kind;
-    long max_kind; /* the largest span kind the forest accepts without a warning */
-    Py_ssize_t view_offsets[V_FIELDS];
-    PyObject *view_defaults; /* tuple, one value per field (role and convention unused) */
-    PyObject *keys[K_COUNT];
-    PyObject *model_ops; /* tuple of str */
-    PyObject *execute_tool, *invoke_agent, *tool_role, *model_role, *agent_role, *convention;
-    PyObject *genai_prefixes; /* tuple of str: span names GenAI reads without an operation */
-    PyObject *unset, *ok, *error;
-    PyObject *deferred, *parse_lenient, *needles, *fallback;
-    PyObject *markers, *pydantic_ai_scope, *ai_prefix; /* frozenset, str, str */
-    /* the flat run's steps (flat_run) */
-    PyObject *tool_call_type, *model_call_type, *status_ok, *status_error;
-    Py_ssize_t tool_call_offsets[C_FIELDS], model_call_offsets[M_FIELDS];
-} g;
+/* What bind_genai bound: classes, slot offsets, keys and constants (see _genai.h). */
+Bound bound;
 
 /* The offset of slot `name` of `type`, or -1 with TypeError set. */
 static Py_ssize_t slot_offset(PyObject *type, const char *name) {
@@ -120,9 +83,8 @@ static int member_offsets(PyObject *type, PyObject *members, const char **names,
     return 0;
 }
 
-#define SET(field, value) Py_XSETREF(g.field, Py_NewRef(value))
+#define SET(field, value) Py_XSETREF(bound.field, Py_NewRef(value))
 
-static PyMethodDef flat_run_def;
 static int fill_key_table(PyObject *markers);
 
 PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
@@ -185,7 +147,7 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
             return PyErr_Format(PyExc_TypeError, "bind_genai: keys are str");
         Py_INCREF(key);
         PyUnicode_InternInPlace(&key);
-        Py_XSETREF(g.keys[n], key);
+        Py_XSETREF(bound.keys[n], key);
     }
     /* ASCII needles: a 1-byte result is searched with memchr and memmem (read_tool). */
     for (int n = 0; n < 2; n++)
@@ -193,21 +155,21 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
             !PyUnicode_IS_ASCII(PyTuple_GET_ITEM(needles, n)) ||
             PyUnicode_GET_LENGTH(PyTuple_GET_ITEM(needles, n)) == 0)
             return PyErr_Format(PyExc_TypeError, "bind_genai: needles are ASCII str");
-    memcpy(g.view_offsets, offsets, sizeof offsets);
-    g.attributes = attributes;
-    g.events = events;
-    g.status_code = status_code;
-    g.status_message = status_message;
-    g.name = name;
-    g.scope = scope;
-    g.span_id = span_id;
-    g.parent_span_id = parent_span_id;
-    g.start_ns = start_ns;
-    g.end_ns = end_ns;
-    g.kind = kind;
-    g.max_kind = max_kind;
-    memcpy(g.tool_call_offsets, tool_offsets, sizeof tool_offsets);
-    memcpy(g.model_call_offsets, model_offsets, sizeof model_offsets);
+    memcpy(bound.view_offsets, offsets, sizeof offsets);
+    bound.attributes = attributes;
+    bound.events = events;
+    bound.status_code = status_code;
+    bound.status_message = status_message;
+    bound.name = name;
+    bound.scope = scope;
+    bound.span_id = span_id;
+    bound.parent_span_id = parent_span_id;
+    bound.start_ns = start_ns;
+    bound.end_ns = end_ns;
+    bound.kind = kind;
+    bound.max_kind = max_kind;
+    memcpy(bound.tool_call_offsets, tool_offsets, sizeof tool_offsets);
+    memcpy(bound.model_call_offsets, model_offsets, sizeof model_offsets);
     SET(tool_call_type, tool_call);
     SET(model_call_type, model_call);
     SET(status_ok, status_ok);
@@ -234,19 +196,9 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
     if (fill_key_table(markers) < 0) return NULL;
     SET(pydantic_ai_scope, pydantic_ai_scope);
     SET(ai_prefix, ai_prefix);
-    return PyCFunction_New(&flat_run_def, NULL);
+    return PyCFunction_New(&tracescore_flat_run_def, NULL);
 }
 
-#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
-/* What a reader answers when the span is not one it handles: the caller asks Python. */
-#define DECLINE() Py_NewRef(g.fallback)
-
-static int same_text(PyObject *a, PyObject *b) {
-    Py_ssize_t len = PyUnicode_GET_LENGTH(a);
-    return a == b || (len == PyUnicode_GET_LENGTH(b) && PyUnicode_KIND(a) == PyUnicode_KIND(b) &&
-                      memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b),
-                             len * PyUnicode_KIND(a)) == 0);
-}
 
 /* Whitespace as str.strip() sees it in ASCII text. */
 static int ascii_space(Py_UCS1 c) {
@@ -266,8 +218,8 @@ static PyObject *clean_ascii_id(PyObject *text) {
 
 /* parse_later(text, limit) of exact str text: Deferred(parse_lenient, text, limit). */
 static PyObject *later(PyObject *text, PyObject *limit) {
-    PyObject *call[3] = {g.parse_lenient, text, limit};
-    return PyObject_Vectorcall(g.deferred, call, 3, NULL);
+    PyObject *call[3] = {bound.parse_lenient, text, limit};
+    return PyObject_Vectorcall(bound.deferred, call, 3, NULL);
 }
 
 /* A SpanView with `values` set (stolen, NULL = the field's default), or NULL. */
@@ -275,16 +227,16 @@ static PyObject *view_of(PyObject **values) {
     PyObject *view = NULL;
     for (int n = 0; n < V_FIELDS; n++)
         if (values[n] == NULL && n != V_ROLE && n != V_CONVENTION)
-            values[n] = Py_NewRef(PyTuple_GET_ITEM(g.view_defaults, n));
+            values[n] = Py_NewRef(PyTuple_GET_ITEM(bound.view_defaults, n));
     int ok = 1;
     for (int n = 0; n < V_FIELDS; n++) ok = ok && values[n] != NULL;
-    PyTypeObject *type = (PyTypeObject *)g.view_type;
+    PyTypeObject *type = (PyTypeObject *)bound.view_type;
     if (ok) view = type->tp_alloc(type, 0);
     if (view == NULL) {
         for (int n = 0; n < V_FIELDS; n++) Py_XDECREF(values[n]);
         return NULL;
     }
-    for (int n = 0; n < V_FIELDS; n++) SLOT(view, g.view_offsets[n]) = values[n];
+    for (int n = 0; n < V_FIELDS; n++) SLOT(view, bound.view_offsets[n]) = values[n];
     return view;
 }
 
@@ -308,7 +260,7 @@ static PyObject *get(PyObject **found, int key, int *failed) {
 static int may_be_error_result(PyObject *text) {
     Py_ssize_t len = PyUnicode_GET_LENGTH(text);
     for (int n = 0; n < 2; n++) {
-        PyObject *needle = PyTuple_GET_ITEM(g.needles, n);
+        PyObject *needle = PyTuple_GET_ITEM(bound.needles, n);
         if (PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND) {
             /* ASCII needles (bind_genai checks) in 1-byte text: a byte search, the common case
              * (PyUnicode_Find cost about 500 instructions a call). */
@@ -341,9 +293,9 @@ static PyObject *ascii_or_none(PyObject *value, int *plain) {
  * error_info's reading: failed on status ERROR or a non-empty `error.type`; the message is the
  * status message, else `error.message`. */
 static PyObject *read_tool(PyObject *span, PyObject **attrs, PyObject *limit, PyObject **out) {
-    PyObject *events = SLOT(span, g.events), *status = SLOT(span, g.status_code);
+    PyObject *events = SLOT(span, bound.events), *status = SLOT(span, bound.status_code);
     if (events == NULL || !PyTuple_CheckExact(events) || PyTuple_GET_SIZE(events) != 0 ||
-        (status != g.unset && status != g.ok && status != g.error))
+        (status != bound.unset && status != bound.ok && status != bound.error))
         return DECLINE();
     int failed = 0, plain = 1;
     PyObject *error_type = get(attrs, K_ERROR_TYPE, &failed);
@@ -354,9 +306,9 @@ static PyObject *read_tool(PyObject *span, PyObject **attrs, PyObject *limit, Py
     PyObject *message = Py_None;
     if (failed) return NULL;
     error_type = ascii_or_none(error_type, &plain);
-    int error = status == g.error || (plain && error_type != Py_None);
+    int error = status == bound.error || (plain && error_type != Py_None);
     if (plain && error) {
-        message = ascii_or_none(SLOT(span, g.status_message), &plain);
+        message = ascii_or_none(SLOT(span, bound.status_message), &plain);
         if (plain && message == Py_None) {
             message = ascii_or_none(get(attrs, K_ERROR_MESSAGE, &failed), &plain);
             if (failed) return NULL;
@@ -378,8 +330,8 @@ static PyObject *read_tool(PyObject *span, PyObject **attrs, PyObject *limit, Py
         if (maybe) return DECLINE();
     }
     PyObject *values[V_FIELDS] = {
-        [V_ROLE] = Py_NewRef(g.tool_role),
-        [V_CONVENTION] = Py_NewRef(g.convention),
+        [V_ROLE] = Py_NewRef(bound.tool_role),
+        [V_CONVENTION] = Py_NewRef(bound.convention),
         [V_TOOL_NAME] = Py_NewRef(name),
         [V_CALL_ID] = call_id != NULL ? clean_ascii_id(call_id) : Py_NewRef(Py_None),
         /* error_info's (failed, error type, message); (False, None, None) without a failure */
@@ -430,8 +382,8 @@ static PyObject *read_model(PyObject **attrs, PyObject **out) {
     if (failed) return NULL;
     if (input_tokens == NULL || output_tokens == NULL || model == NULL) return DECLINE();
     PyObject *values[V_FIELDS] = {
-        [V_ROLE] = Py_NewRef(g.model_role),
-        [V_CONVENTION] = Py_NewRef(g.convention),
+        [V_ROLE] = Py_NewRef(bound.model_role),
+        [V_CONVENTION] = Py_NewRef(bound.convention),
         [V_TOOL_NAME] = Py_NewRef(Py_None),
         [V_CALL_ID] = Py_NewRef(Py_None),
         [V_ERROR] = Py_NewRef(Py_None),
@@ -461,8 +413,8 @@ static PyObject *read_agent(PyObject **attrs, PyObject **out) {
         PyUnicode_GET_LENGTH(name) == 0)
         return DECLINE();
     PyObject *values[V_FIELDS] = {
-        [V_ROLE] = Py_NewRef(g.agent_role),
-        [V_CONVENTION] = Py_NewRef(g.convention),
+        [V_ROLE] = Py_NewRef(bound.agent_role),
+        [V_CONVENTION] = Py_NewRef(bound.convention),
         [V_AGENT_NAME] = Py_NewRef(name),
     };
     return made(values, out);
@@ -471,8 +423,8 @@ static PyObject *read_agent(PyObject **attrs, PyObject **out) {
 /* Whether `name` starts with one of the span names GenAI reads without an operation
  * (1, 0, or -1 on error). */
 static int genai_name(PyObject *name) {
-    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(g.genai_prefixes); n++) {
-        PyObject *prefix = PyTuple_GET_ITEM(g.genai_prefixes, n);
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(bound.genai_prefixes); n++) {
+        PyObject *prefix = PyTuple_GET_ITEM(bound.genai_prefixes, n);
         if (PyUnicode_GET_LENGTH(name) < PyUnicode_GET_LENGTH(prefix)) continue;
         Py_ssize_t at = PyUnicode_Tailmatch(name, prefix, 0, PyUnicode_GET_LENGTH(prefix), -1);
         if (at) return (int)at;
@@ -543,7 +495,7 @@ static int fill_key_table(PyObject *markers) {
     Py_DECREF(iterator);
     if (PyErr_Occurred()) return -1;
     for (int n = 0; n < K_COUNT; n++)
-        if (enter_key(g.keys[n], n) < 0) return -1;
+        if (enter_key(bound.keys[n], n) < 0) return -1;
     return 0;
 }
 
@@ -564,18 +516,18 @@ static int find_keys(PyObject *attrs, PyObject **found) {
 
 /* read_plain_genai once bound: a view, None or FALLBACK (new reference), NULL on error; with
  * `out`, True and the view's field values there instead of a view (see `made`). */
-static PyObject *read_plain(PyObject *span, PyObject *limit, PyObject **out) {
-    if ((PyObject *)Py_TYPE(span) != g.record_type) return DECLINE();
-    PyObject *attrs = SLOT(span, g.attributes);
-    PyObject *name = SLOT(span, g.name), *scope = SLOT(span, g.scope);
+PyObject *tracescore_read_plain(PyObject *span, PyObject *limit, PyObject **out) {
+    if ((PyObject *)Py_TYPE(span) != bound.record_type) return DECLINE();
+    PyObject *attrs = SLOT(span, bound.attributes);
+    PyObject *name = SLOT(span, bound.name), *scope = SLOT(span, bound.scope);
     if (attrs == NULL || !PyDict_CheckExact(attrs) || name == NULL ||
         !PyUnicode_CheckExact(name) || scope == NULL || !PyUnicode_CheckExact(scope))
         return DECLINE();
     /* classify's first branch: no other convention's marker key, scope or name prefix. */
-    if (same_text(scope, g.pydantic_ai_scope)) return DECLINE();
-    Py_ssize_t prefix = PyUnicode_GET_LENGTH(g.ai_prefix);
+    if (same_text(scope, bound.pydantic_ai_scope)) return DECLINE();
+    Py_ssize_t prefix = PyUnicode_GET_LENGTH(bound.ai_prefix);
     if (PyUnicode_GET_LENGTH(name) >= prefix) {
-        Py_ssize_t at = PyUnicode_Tailmatch(name, g.ai_prefix, 0, prefix, -1);
+        Py_ssize_t at = PyUnicode_Tailmatch(name, bound.ai_prefix, 0, prefix, -1);
         if (at < 0) return NULL;
         if (at) return DECLINE();
     }
@@ -591,10 +543,10 @@ static PyObject *read_plain(PyObject *span, PyObject *limit, PyObject **out) {
         return named ? DECLINE() : Py_NewRef(Py_None);
     }
     if (!PyUnicode_CheckExact(op)) return DECLINE();
-    if (same_text(op, g.execute_tool)) return read_tool(span, found, limit, out);
-    if (same_text(op, g.invoke_agent)) return read_agent(found, out);
-    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(g.model_ops); n++)
-        if (same_text(op, PyTuple_GET_ITEM(g.model_ops, n))) return read_model(found, out);
+    if (same_text(op, bound.execute_tool)) return read_tool(span, found, limit, out);
+    if (same_text(op, bound.invoke_agent)) return read_agent(found, out);
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(bound.model_ops); n++)
+        if (same_text(op, PyTuple_GET_ITEM(bound.model_ops, n))) return read_model(found, out);
     return DECLINE();
 }
 
@@ -603,231 +555,9 @@ PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_
         PyErr_SetString(PyExc_TypeError, "read_plain_genai(span, max_value_chars)");
         return NULL;
     }
-    if (g.fallback == NULL) {
+    if (bound.fallback == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "read_plain_genai before bind_genai()");
         return NULL;
     }
-    return read_plain(args[0], args[1], NULL);
+    return tracescore_read_plain(args[0], args[1], NULL);
 }
-
-/* `value or None` of a span's time: an exact int (borrowed); NULL when not one. */
-static PyObject *time_or_none(PyObject *value) {
-    if (value == NULL || !PyLong_CheckExact(value)) return NULL;
-    return PyObject_IsTrue(value) ? value : Py_None;
-}
-
-/* An instance of the slotted `type` with its `count` slots at `offsets` set to `values`
- * (stolen, also on failure; none NULL), without running __init__; NULL on error. */
-static PyObject *instance_of(PyObject *type, const Py_ssize_t *offsets, PyObject **values,
-                             int count) {
-    PyObject *made = ((PyTypeObject *)type)->tp_alloc((PyTypeObject *)type, 0);
-    if (made == NULL) {
-        for (int n = 0; n < count; n++) Py_DECREF(values[n]);
-        return NULL;
-    }
-    for (int n = 0; n < count; n++) SLOT(made, offsets[n]) = values[n];
-    return made;
-}
-
-/* Whether `name` is an output tool of `names` (a tuple of exact str): `is_output_tool`, one
- * of them or one of them and "_" before the rest. -1 when a name is not an exact str. */
-static int output_tool(PyObject *name, PyObject *names) {
-    Py_ssize_t len = PyUnicode_GET_LENGTH(name);
-    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(names); n++) {
-        PyObject *other = PyTuple_GET_ITEM(names, n);
-        if (!PyUnicode_CheckExact(other)) return -1;
-        Py_ssize_t size = PyUnicode_GET_LENGTH(other);
-        if (size > len || PyUnicode_KIND(other) != PyUnicode_KIND(name)) continue;
-        if (memcmp(PyUnicode_DATA(name), PyUnicode_DATA(other), size * PyUnicode_KIND(name)))
-            continue;
-        if (size == len || PyUnicode_READ_CHAR(name, size) == '_') return 1;
-    }
-    return 0;
-}
-
-/* Field `n` of the field values `values` of a view (see `made`): NULL is its default. */
-#define FIELD(values, n) \
-    ((values)[n] != NULL ? (values)[n] : PyTuple_GET_ITEM(g.view_defaults, n))
-
-/* The step of one span's native view, given as its field `values`: a ToolCall (`executed_call`
- * with no request; NULL in *step when `shows_unrequested` leaves it out) or a ModelCall
- * (`model_call`). 0, or 1 when the span is not a plain step of the run (the caller declines),
- * -1 on error. */
-static int step_of(PyObject *span, PyObject **values, PyObject *root_id, PyObject *agent,
-                   PyObject *output_tools, int include_output_tools, PyObject **step) {
-    PyObject *role = FIELD(values, V_ROLE);
-    if (role != g.tool_role && role != g.model_role) return 1; /* a second agent */
-    /* Under the agent span itself: no outer tool span to merge into, no nested run. */
-    PyObject *parent = SLOT(span, g.parent_span_id), *span_id = SLOT(span, g.span_id);
-    if (parent == NULL || !PyUnicode_CheckExact(parent) || !same_text(parent, root_id))
-        return 1;
-    PyObject *start = time_or_none(SLOT(span, g.start_ns));
-    PyObject *end = time_or_none(SLOT(span, g.end_ns));
-    if (start == NULL || end == NULL || span_id == NULL) return 1;
-    if (role == g.model_role) {
-        PyObject *fields[M_FIELDS] = {
-            Py_NewRef(FIELD(values, V_MODEL)),
-            Py_NewRef(FIELD(values, V_INPUT_TOKENS)),
-            Py_NewRef(FIELD(values, V_OUTPUT_TOKENS)),
-            Py_NewRef(start),
-            Py_NewRef(end),
-            Py_NewRef(span_id),
-        };
-        *step = instance_of(g.model_call_type, g.model_call_offsets, fields, M_FIELDS);
-        return *step == NULL ? -1 : 0;
-    }
-    PyObject *name = FIELD(values, V_TOOL_NAME);
-    if (!include_output_tools) {
-        int shown = output_tool(name, output_tools);
-        if (shown < 0) return 1;
-        if (shown) return 0; /* an output tool: not a step */
-    }
-    PyObject *missing = PyTuple_GET_ITEM(g.view_defaults, V_ARGUMENTS);
-    PyObject *arguments = FIELD(values, V_ARGUMENTS);
-    PyObject *result = FIELD(values, V_RESULT);
-    PyObject *call_id = FIELD(values, V_CALL_ID);
-    int failed = FIELD(values, V_ERROR) == Py_True;
-    PyObject *fields[C_FIELDS] = {
-        Py_NewRef(name),
-        Py_NewRef(call_id),
-        Py_NewRef(arguments == missing ? Py_None : arguments),
-        Py_NewRef(result == missing ? Py_None : result),
-        Py_NewRef(failed ? g.status_error : g.status_ok),
-        Py_NewRef(failed ? FIELD(values, V_ERROR_TYPE) : Py_None),
-        Py_NewRef(failed ? FIELD(values, V_ERROR_MESSAGE) : Py_None),
-        Py_NewRef(Py_None), /* pause reason */
-        Py_NewRef(start),
-        Py_NewRef(end),
-        Py_NewRef(span_id),
-        Py_NewRef(agent),
-    };
-    *step = instance_of(g.tool_call_type, g.tool_call_offsets, fields, C_FIELDS);
-    return *step == NULL ? -1 : 0;
-}
-
-/* `_flat._forward_tree`'s checks of `ordered` (SpanRecords in order): distinct non-empty str
- * ids, known kinds, the first span a root, every other span's parent an earlier span. 1 when
- * they hold, 0 when not (or when a value is not of the plain type: the caller checks again in
- * Python), -1 on error. */
-static int forward(PyObject *ordered) {
-    PyObject *seen = PySet_New(NULL);
-    if (seen == NULL) return -1;
-    int answer = 1;
-    for (Py_ssize_t n = 0; answer == 1 && n < PyList_GET_SIZE(ordered); n++) {
-        PyObject *span = PyList_GET_ITEM(ordered, n);
-        if ((PyObject *)Py_TYPE(span) != g.record_type) {
-            answer = 0;
-            break;
-        }
-        PyObject *sid = SLOT(span, g.span_id), *parent = SLOT(span, g.parent_span_id);
-        PyObject *kind = SLOT(span, g.kind);
-        if (sid == NULL || !PyUnicode_CheckExact(sid) || PyUnicode_GET_LENGTH(sid) == 0 ||
-            kind == NULL || !PyLong_CheckExact(kind) || parent == NULL) {
-            answer = 0;
-            break;
-        }
-        int overflow;
-        long value = PyLong_AsLongAndOverflow(kind, &overflow);
-        if (overflow || value < 0 || value > g.max_kind) {
-            answer = 0;
-            break;
-        }
-        if (n == 0) {
-            /* A root: its parent is falsy (None, or no text). */
-            if (parent != Py_None &&
-                !(PyUnicode_CheckExact(parent) && PyUnicode_GET_LENGTH(parent) == 0))
-                answer = 0;
-        } else if (!PyUnicode_CheckExact(parent)) {
-            answer = 0;
-        } else {
-            answer = PySet_Contains(seen, parent);
-        }
-        if (answer == 1) {
-            int again = PySet_Contains(seen, sid);
-            answer = again < 0 ? -1 : !again;
-        }
-        if (answer == 1 && PySet_Add(seen, sid) < 0) answer = -1;
-    }
-    Py_DECREF(seen);
-    return answer;
-}
-
-/* flat_run(ordered, max_value_chars, output_tool_names, include_output_tools)
- *   -> (agent view, tuple of steps) | FALLBACK
- * What `_flat._flat_run` builds of `ordered` (a trace's SpanRecords in order) when it is a
- * flat run (`forward`) whose every span is read here: the agent span natively an agent view,
- * every other span natively a tool or model view under it, or None. Only the agent view is
- * made: each other span's step is made of its view's field values (a model view would add
- * nothing to the trajectory: no input, output or tools). FALLBACK for any other trace (the
- * caller then checks and reads it in Python). */
-static PyObject *flat_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4 || !PyList_CheckExact(args[0]) || !PyTuple_CheckExact(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "flat_run(list, int, tuple, bool)");
-        return NULL;
-    }
-    if (g.fallback == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "flat_run before bind_genai()");
-        return NULL;
-    }
-    PyObject *ordered = args[0], *limit = args[1];
-    int include_output_tools = PyObject_IsTrue(args[3]);
-    if (include_output_tools < 0) return NULL;
-    if (PyList_GET_SIZE(ordered) == 0) return DECLINE();
-    int plain = forward(ordered);
-    if (plain <= 0) return plain < 0 ? NULL : DECLINE();
-    /* The span list and what it holds may change while views are made (Deferred is Python's):
-     * hold the spans read. */
-    PyObject *spans = PyList_AsTuple(ordered);
-    if (spans == NULL) return NULL;
-    PyObject *root = PyTuple_GET_ITEM(spans, 0), *steps = NULL, *out = NULL;
-    PyObject *agent_view = read_plain(root, limit, NULL);
-    if (agent_view == NULL) goto done;
-    if (agent_view == g.fallback || agent_view == Py_None ||
-        SLOT(agent_view, g.view_offsets[V_ROLE]) != g.agent_role) {
-        out = DECLINE();
-        goto done;
-    }
-    /* A native agent view has a non-empty agent name, no warnings and no requests. */
-    PyObject *agent = SLOT(agent_view, g.view_offsets[V_AGENT_NAME]);
-    PyObject *root_id = SLOT(root, g.span_id);
-    if ((steps = PyList_New(0)) == NULL) goto done;
-    for (Py_ssize_t n = 1; n < PyTuple_GET_SIZE(spans); n++) {
-        PyObject *span = PyTuple_GET_ITEM(spans, n);
-        PyObject *values[V_FIELDS] = {0};
-        PyObject *read = read_plain(span, limit, values);
-        if (read == NULL) goto done;
-        PyObject *step = NULL;
-        int status = 0;
-        if (read == g.fallback)
-            status = 1;
-        else if (read == Py_True)
-            status = step_of(span, values, root_id, agent, args[2], include_output_tools, &step);
-        Py_DECREF(read);
-        for (int v = 0; v < V_FIELDS; v++) Py_XDECREF(values[v]);
-        if (status < 0) goto done;
-        if (status > 0) {
-            out = DECLINE();
-            goto done;
-        }
-        if (step != NULL) {
-            int appended = PyList_Append(steps, step);
-            Py_DECREF(step);
-            if (appended < 0) goto done;
-        }
-    }
-    PyObject *made = PyList_AsTuple(steps);
-    if (made != NULL) {
-        PyObject *pair[2] = {Py_NewRef(agent_view), made};
-        out = tuple_of(pair, 2);
-    }
-done:
-    Py_XDECREF(steps);
-    Py_XDECREF(agent_view);
-    Py_DECREF(spans);
-    return out;
-}
-
-static PyMethodDef flat_run_def = {
-    "flat_run", (PyCFunction)(void (*)(void))flat_run, METH_FASTCALL,
-    "flat_run(ordered, max_value_chars, output_tool_names, include_output_tools) -> "
-    "(agent view, steps), or FALLBACK (_genai.c)."};

@@ -37,7 +37,8 @@
  * bind(SpanRecord, its field names, (UNSET, OK, ERROR), event_fn): once, before scan_records;
  *   refuses a class whose fields are not exactly the slots filled here.
  * cut_spans(body, {rs: {ss: {span indices}}}) -> (the rest of body, held spans): _cut.c.
- * bind_genai, read_plain_genai: the trajectory builder's plain GenAI span reader, _genai.c.
+ * bind_genai, read_plain_genai: the trajectory builder's plain GenAI span reader, _genai.c;
+ *   flat_run (returned by bind_genai): a flat run made into steps in one call, _flat.c.
  * Raises ValueError on malformed input (callers parsed the request with upb first).
  * Records live in _records.c, the cut in _cut.c, what they share in _scan.h.
  */

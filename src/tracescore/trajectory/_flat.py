@@ -13,7 +13,7 @@ any other trace, before doing anything but classifying spans; the views it read 
 general path, which then does not read those spans again. The tests compare both paths on every
 fixture trace, the benchmark's runs and generated variations.
 
-Where the extension is built, `flat_run` (otlp/_genai.c) checks the structure, reads every span
+Where the extension is built, `flat_run` (otlp/_flat.c) checks the structure, reads every span
 and builds the steps in one call when it can read them all (most runs). Else the structure is
 checked in one loop over the sorted spans, before any span is read; the native reader then
 reads every span in one `map`, and the Python readers only what it declines.
