@@ -179,9 +179,6 @@ class _Entry:
     """The threshold the verdict checks (None for a gate: its score's `passed` decides)."""
     decides: bool
     """A gate or a thresholded scorer: its score takes part in the verdict."""
-    low: float | None
-    high: float | None
-    """The threshold's bounds (a pydantic field read costs as much as the check)."""
 
 
 class _Plan:
@@ -222,8 +219,6 @@ class _Plan:
                 is_gate,
                 None if is_gate else e.threshold,
                 is_gate or e.threshold is not None,
-                None if is_gate or e.threshold is None else e.threshold.min,
-                None if is_gate or e.threshold is None else e.threshold.max,
             )
             for e, is_gate in scenario.entries
         )
@@ -272,12 +267,7 @@ class _Plan:
             threshold = entry.threshold
             if threshold is None:  # a gate
                 gate_failed = gate_failed or score.error is not None or score.passed is not True
-            elif (value := score.value) is None or not (
-                # `threshold.check(value)`, inline with its bounds read once (`_Entry`).
-                math.isfinite(value)
-                and (entry.low is None or value >= entry.low)
-                and (entry.high is None or value <= entry.high)
-            ):
+            elif score.value is None or not threshold.check(score.value):
                 threshold_missed = True
         verdict: Verdict | None = None
         if has_result:

@@ -11,7 +11,7 @@ the span only has the explanations left to frame. The bytes are exactly those of
 
 from __future__ import annotations
 
-from typing import NoReturn, TypeVar
+from typing import NoReturn
 
 from tracescore import semconv
 from tracescore.export import wire
@@ -67,17 +67,12 @@ class _ScorePieces:
         self.heads: dict[int, bytes] = {}
 
     def label_field(self, label: str) -> bytes:
-        if len(self.labels) >= _LABELS_LIMIT:
-            self.labels.clear()
-        field = self.labels[label] = wire.string_field(SPAN_ATTRIBUTES, self.label_key, label)
-        return field
+        field = wire.string_field(SPAN_ATTRIBUTES, self.label_key, label)
+        return wire.remember(self.labels, label, field, _LABELS_LIMIT)
 
     def explanation_head(self, size: int) -> bytes:
-        if len(self.heads) >= _LABELS_LIMIT:
-            self.heads.clear()
-        field = wire.long_string_field(SPAN_ATTRIBUTES, self.explanation_key, "x" * size)
-        head = self.heads[size] = field[: len(field) - size]
-        return head
+        head = wire.string_head(SPAN_ATTRIBUTES, self.explanation_key, size)
+        return wire.remember(self.heads, size, head, _LABELS_LIMIT)
 
 
 def encoded_score_attributes(
@@ -96,7 +91,9 @@ def encoded_score_attributes(
     for score in result.scores:
         piece = pieces.get((prefix, score.name))
         if piece is None:
-            piece = _remember(pieces, (prefix, score.name), _ScorePieces(prefix, score.name))
+            piece = wire.remember(
+                pieces, (prefix, score.name), _ScorePieces(prefix, score.name), _MEMO_LIMIT
+            )
         value = score.value
         if value is not None:
             value = float(value)  # the attribute is always a double
@@ -117,7 +114,7 @@ def encoded_score_attributes(
     run = (result.scenario, result.verdict, result.digest, result.trajectory.complete)
     tail = _RUNS.get(run)
     if tail is None:
-        tail = _remember(_RUNS, run, _run_fields(*run))
+        tail = wire.remember(_RUNS, run, _run_fields(*run), _MEMO_LIMIT)
     items.update(tail[0])
     fields.append(tail[1])
     if len(items) != len(fields) - 1 + len(tail[0]):
@@ -144,9 +141,3 @@ _PIECES: dict[tuple[str, str], _ScorePieces] = {}
 _RUNS: dict[tuple[str, str | None, str | None, bool], tuple[dict[str, AttrValue], bytes]] = {}
 _MEMO_LIMIT = 1024
 _LABELS_LIMIT = 64
-_K = TypeVar("_K")
-_V = TypeVar("_V")
-
-
-def _remember(memo: dict[_K, _V], key: _K, value: _V) -> _V:
-    return wire.remember(memo, key, value, _MEMO_LIMIT)

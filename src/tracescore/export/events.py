@@ -159,10 +159,7 @@ def _record(
         memo = (score.name, semconv.LABEL_ERROR, error_type(score), agent, scenario, score.digest)
     template = _TEMPLATES.get(memo)
     if template is None:
-        template = _template(*memo)
-        if len(_TEMPLATES) >= _TEMPLATES_LIMIT:
-            _TEMPLATES.clear()
-        _TEMPLATES[memo] = template
+        template = wire.remember(_TEMPLATES, memo, _template(*memo), _TEMPLATES_LIMIT)
     head, middle, tail = template
     value = score.value
     # An explanation rarely repeats, so a memo of whole fields would only miss; its framing
@@ -190,21 +187,13 @@ def _record(
 
 
 def _record_head(size: int) -> bytes:
-    head = _LOG_RECORDS + wire.varint(size)
-    if len(_RECORD_HEADS) >= _TEMPLATES_LIMIT:
-        _RECORD_HEADS.clear()
-    _RECORD_HEADS[size] = head
-    return head
+    return wire.remember(_RECORD_HEADS, size, _LOG_RECORDS + wire.varint(size), _TEMPLATES_LIMIT)
 
 
 def _explanation_head(size: int) -> bytes:
-    """The explanation field of `size` UTF-8 bytes up to them, as `wire.long_string_field`."""
-    field = wire.long_string_field(_ATTRIBUTES, _EXPLANATION, "x" * size)
-    head = field[: len(field) - size]
-    if len(_EXPLANATION_HEADS) >= _TEMPLATES_LIMIT:
-        _EXPLANATION_HEADS.clear()
-    _EXPLANATION_HEADS[size] = head
-    return head
+    """The explanation field of `size` UTF-8 bytes up to them."""
+    head = wire.string_head(_ATTRIBUTES, _EXPLANATION, size)
+    return wire.remember(_EXPLANATION_HEADS, size, head, _TEMPLATES_LIMIT)
 
 
 def _template(

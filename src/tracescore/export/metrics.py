@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import threading
 import time
-from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -172,17 +171,7 @@ class Telemetry:
                 point = series.point
                 if point is None:  # the histogram series appears with its first value
                     point = series.point = self._scores.point(series.key)
-                value = float(value)
-                if value != value:  # NaN: `HistogramPoint.observe` ignores it
-                    continue
-                # `point.observe(value, SCORE_BOUNDS)`, inline: a call costs as much.
-                point.counts[bisect_left(SCORE_BOUNDS, value)] += 1
-                point.sum += value
-                point.count += 1
-                if value < point.min:
-                    point.min = value
-                if value > point.max:
-                    point.max = value
+                point.observe(float(value), SCORE_BOUNDS)
             elif score.error is not None:
                 kind = self._fold(s.ERROR_TYPE, error_type(score))
                 self._errors.add(series.key + _pairs((s.ERROR_TYPE, kind)), 1)

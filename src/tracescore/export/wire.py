@@ -30,6 +30,7 @@ __all__ = [
     "long_string_field",
     "remember",
     "string_field",
+    "string_head",
     "varint",
 ]
 
@@ -132,11 +133,11 @@ def long_string_field(tag: bytes, key: str, value: str) -> bytes:
     data = value.encode()
     head = _HEADS.get((tag, key, len(data)))
     if head is None:
-        head = remember(_HEADS, (tag, key, len(data)), _string_head(tag, key, len(data)))
+        head = remember(_HEADS, (tag, key, len(data)), string_head(tag, key, len(data)))
     return head + data
 
 
-def _string_head(tag: bytes, key: str, size: int) -> bytes:
+def string_head(tag: bytes, key: str, size: int) -> bytes:
     """What `string_field(tag, key, value)` writes before the `size` UTF-8 bytes of `value`.
 
     It depends on the length alone (`long_string_field` keeps it per length).

@@ -77,25 +77,16 @@ class _Check(ScorerBase):
         return self.binary_score(passed, explanation, details, digest)
 
     def bound_score(self) -> Callable[[Trajectory], Score]:
-        """`score` with everything but the check read once (the scorer is frozen)."""
-        check, error_score, threshold = self.check, self.error_score, self.threshold
-        name, kind, digest = self.name or self.type, self.type, self.digest()
-        passing, failing = semconv.LABEL_PASS, semconv.LABEL_FAIL
-        low = high = None
-        if threshold is not None:
-            low, high = threshold.min, threshold.max
+        """`score` with its digest and bound methods read once (the scorer is frozen)."""
+        check, error_score, binary_score = self.check, self.error_score, self.binary_score
+        digest = self.digest()
 
         def score(trajectory: Trajectory) -> Score:
             try:
                 passed, explanation, details = check(trajectory)
             except Exception as exc:  # a scorer bug must not take the pipeline down
                 return error_score(f"{type(exc).__name__}: {exc}", digest)
-            # `binary_score`, with its reads of the config done above.
-            value = 1.0 if passed else 0.0
-            if threshold is not None:  # `threshold.check(value)` of a finite value, inline
-                passed = (low is None or value >= low) and (high is None or value <= high)
-            label = passing if passed else failing
-            return Score(name, kind, value, passed, explanation, digest, label, details)
+            return binary_score(passed, explanation, details, digest)
 
         return score
 
@@ -207,19 +198,10 @@ class NoToolErrors(ProhibitionScorer, _Check):
     def check(self, trajectory: Trajectory) -> _Checked:
         """Count status `error` (and, under Mastra, paused calls and error results)."""
         calls = select_calls(trajectory, self.calls, self.include_subagents)
-        mastra = self.compat == "mastra"
-        if not mastra and [c.status for c in calls].count("ok") == len(calls):
-            # Every call ran clean (most runs): nothing errored, nothing paused.
-            details: dict[str, Any] = {
-                "error_count": 0,
-                "total_calls": len(calls),
-                "errored": [],
-                "paused": [],
-            }
-            return True, f"none of {len(calls)} tool call(s) failed", details
         errored = [c for c in calls if c.status == "error"]
         paused = [c for c in calls if c.status == "paused"]
         failed = errored
+        mastra = self.compat == "mastra"
         if mastra:
             failed = [
                 c
@@ -233,7 +215,7 @@ class NoToolErrors(ProhibitionScorer, _Check):
             explanation = f"none of {len(calls)} tool call(s) failed"
         if paused and not mastra:
             explanation += f"; paused (not counted as errors): {names(paused)}"
-        details = {
+        details: dict[str, Any] = {
             "error_count": len(failed),
             "total_calls": len(calls),
             "errored": [c.name for c in errored],
