@@ -249,11 +249,11 @@ static PyObject *made(PyObject **values, PyObject **out) {
     Py_RETURN_TRUE;
 }
 
-/* The value of `key` among the values `found` (borrowed), NULL when absent. (*failed stays:
- * the values were all found in one pass over the attributes, see `find_keys`.) */
-static PyObject *get(PyObject **found, int key, int *failed) {
-    (void)failed;
-    return found[key];
+/* Whether messages or tool definitions were recorded: a view with those is Python's. The
+ * values `attrs` were found in one pass over the attributes (`find_keys`). */
+static int recorded_messages(PyObject **attrs) {
+    return attrs[K_OUTPUT_MESSAGES] != NULL || attrs[K_INPUT_MESSAGES] != NULL ||
+           attrs[K_TOOL_DEFINITIONS] != NULL;
 }
 
 /* may_be_error_result(text): 1 when a needle occurs in `text`, 0 if not, -1 on error. */
@@ -297,22 +297,15 @@ static PyObject *read_tool(PyObject *span, PyObject **attrs, PyObject *limit, Py
     if (events == NULL || !PyTuple_CheckExact(events) || PyTuple_GET_SIZE(events) != 0 ||
         (status != bound.unset && status != bound.ok && status != bound.error))
         return DECLINE();
-    int failed = 0, plain = 1;
-    PyObject *error_type = get(attrs, K_ERROR_TYPE, &failed);
-    PyObject *name = get(attrs, K_TOOL_NAME, &failed);
-    PyObject *call_id = get(attrs, K_CALL_ID, &failed);
-    PyObject *arguments = get(attrs, K_ARGUMENTS, &failed);
-    PyObject *result = get(attrs, K_RESULT, &failed);
-    PyObject *message = Py_None;
-    if (failed) return NULL;
+    int plain = 1;
+    PyObject *error_type = attrs[K_ERROR_TYPE], *name = attrs[K_TOOL_NAME];
+    PyObject *call_id = attrs[K_CALL_ID], *arguments = attrs[K_ARGUMENTS];
+    PyObject *result = attrs[K_RESULT], *message = Py_None;
     error_type = ascii_or_none(error_type, &plain);
     int error = status == bound.error || (plain && error_type != Py_None);
     if (plain && error) {
         message = ascii_or_none(SLOT(span, bound.status_message), &plain);
-        if (plain && message == Py_None) {
-            message = ascii_or_none(get(attrs, K_ERROR_MESSAGE, &failed), &plain);
-            if (failed) return NULL;
-        }
+        if (plain && message == Py_None) message = ascii_or_none(attrs[K_ERROR_MESSAGE], &plain);
     }
     /* An empty name falls back to the span name's suffix: Python's business. */
     if (!plain || name == NULL || !PyUnicode_CheckExact(name) || !PyUnicode_IS_ASCII(name) ||
@@ -352,13 +345,10 @@ static PyObject *read_tool(PyObject *span, PyObject **attrs, PyObject *limit, Py
 
 /* A token count: the exact int under `key`, else under `fallback_key` when `key` is absent,
  * else None (borrowed). NULL when the value is not plain (the caller declines). */
-static PyObject *tokens(PyObject **attrs, int key, int fallback_key, int *failed) {
-    PyObject *value = get(attrs, key, failed);
-    if (value == NULL && !*failed) {
-        value = get(attrs, fallback_key, failed);
-        if (value == NULL) return *failed ? NULL : Py_None;
-    }
-    return value != NULL && PyLong_CheckExact(value) ? value : NULL;
+static PyObject *tokens(PyObject **attrs, int key, int fallback_key) {
+    PyObject *value = attrs[key] != NULL ? attrs[key] : attrs[fallback_key];
+    if (value == NULL) return Py_None;
+    return PyLong_CheckExact(value) ? value : NULL;
 }
 
 /* An exact ASCII str or an absent value (Py_None), borrowed; NULL otherwise. */
@@ -369,17 +359,13 @@ static PyObject *plain_text(PyObject *value) {
 
 /* read_model, when no messages or tool definitions were recorded and values are plain. */
 static PyObject *read_model(PyObject **attrs, PyObject **out) {
-    int failed = 0;
-    if (attrs[K_OUTPUT_MESSAGES] != NULL || attrs[K_INPUT_MESSAGES] != NULL ||
-        attrs[K_TOOL_DEFINITIONS] != NULL)
-        return DECLINE();
-    PyObject *input_tokens = tokens(attrs, K_INPUT_TOKENS, K_PROMPT_TOKENS, &failed);
-    PyObject *output_tokens = tokens(attrs, K_OUTPUT_TOKENS, K_COMPLETION_TOKENS, &failed);
-    PyObject *model = plain_text(get(attrs, K_RESPONSE_MODEL, &failed));
+    if (recorded_messages(attrs)) return DECLINE();
+    PyObject *input_tokens = tokens(attrs, K_INPUT_TOKENS, K_PROMPT_TOKENS);
+    PyObject *output_tokens = tokens(attrs, K_OUTPUT_TOKENS, K_COMPLETION_TOKENS);
+    PyObject *model = plain_text(attrs[K_RESPONSE_MODEL]);
     /* `model or as_text(request model)`: an empty response model counts as none. */
-    if (!failed && model != NULL && (model == Py_None || PyUnicode_GET_LENGTH(model) == 0))
-        model = plain_text(get(attrs, K_REQUEST_MODEL, &failed));
-    if (failed) return NULL;
+    if (model != NULL && (model == Py_None || PyUnicode_GET_LENGTH(model) == 0))
+        model = plain_text(attrs[K_REQUEST_MODEL]);
     if (input_tokens == NULL || output_tokens == NULL || model == NULL) return DECLINE();
     PyObject *values[V_FIELDS] = {
         [V_ROLE] = Py_NewRef(bound.model_role),
@@ -401,12 +387,8 @@ static PyObject *read_model(PyObject **attrs, PyObject **out) {
  * non-empty ASCII text: the view is the name alone (with no messages, input, output, requests
  * and responses stay None; events and status are not read). */
 static PyObject *read_agent(PyObject **attrs, PyObject **out) {
-    int failed = 0;
-    if (attrs[K_OUTPUT_MESSAGES] != NULL || attrs[K_INPUT_MESSAGES] != NULL ||
-        attrs[K_TOOL_DEFINITIONS] != NULL)
-        return DECLINE();
-    PyObject *name = get(attrs, K_AGENT_NAME, &failed);
-    if (failed) return NULL;
+    if (recorded_messages(attrs)) return DECLINE();
+    PyObject *name = attrs[K_AGENT_NAME];
     /* An empty or absent name falls back to the span name's suffix or the agent id: Python's
      * business. */
     if (name == NULL || !PyUnicode_CheckExact(name) || !PyUnicode_IS_ASCII(name) ||
