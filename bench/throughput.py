@@ -1,19 +1,26 @@
 """Spans per second through `tracescore serve`, against a parse-and-discard receiver.
 
-    .venv/bin/python bench/throughput.py [--protocols http,grpc] [--windows 5] [--window-s 3]
+    .venv/bin/python bench/throughput.py [--protocols http,grpc] [--rounds 5] [--round-s 4]
 
-For each protocol, in the same run and on the same core (CPU 0; the load generator and the
-downstream sink share CPU 1):
-  1. a parse-and-discard OTLP receiver (parse each request, count its spans, answer) is loaded
-     to saturation: the physical limit of that transport in Python;
+For each protocol, three servers run side by side on the same core (CPU 0; the load generator
+and the downstream sinks share CPU 1):
+  1. a parse-and-discard OTLP receiver (parse each request, count its spans, answer): the
+     physical limit of that transport in Python;
   2. `tracescore serve` (forward mode, one scenario scoring every run with deterministic
-     scorers) is loaded the same way, exporting over OTLP/HTTP to a sink on CPU 1.
+     scorers), exporting over OTLP/HTTP to a sink on CPU 1;
+  3. the same service without scenarios (receive and forward only).
+They are loaded to saturation one after the other, round after round; in each round a server
+is loaded for `--round-s` seconds from idle and its CPU counted until the sink has every span
+it accepted (a service scores a run `decision_wait` after its last span, so every span sent in
+the round is paid in full). The ratio of the service to parse-and-discard is taken per round
+and its median printed: the machine's speed drifts by tens of percent over minutes, and both
+see the same drift within a round.
 Both see the same realistic agent traces (20 spans: an `invoke_agent` span, 9 `chat`, 8
 `execute_tool` with JSON arguments and results, 2 HTTP client spans; ~650 B/span) in 512-span
 batches ordered by end time (children before their agent span, as an SDK exports them), with
-fresh trace ids on every pass. Printed: spans/s and spans per CPU-second of the server, their
-ratio, the latency from a run's last span being sent to its gen_ai.evaluation.result event
-reaching the sink (p50, p99), and peak memory per buffered run.
+fresh trace ids on every pass. Printed: spans/s and spans per CPU-second of each server, the
+ratios, the latency from a run's last span being sent to its gen_ai.evaluation.result event
+reaching the sink (p50, p99) at half the service's capacity, and peak memory per buffered run.
 """
 
 from __future__ import annotations
@@ -423,40 +430,93 @@ def scrape(http_port: int, name: str) -> float:
     return 0.0
 
 
-async def saturate(name: str, pid: int, load: Load, args: argparse.Namespace) -> dict[str, float]:
-    """Warm up, then measure windows; windows disturbed by other load are retried (twice)."""
+class Target:
+    """One server under test: its process, where load goes, how to tell it has caught up."""
+
+    def __init__(self, name: str, proc: subprocess.Popen[str], port: int, sink: Sink | None):
+        self.name, self.proc, self.port, self.sink = name, proc, port, sink
+        self.accepted = 0  # spans it accepted over every round (a sink sees them all, in time)
+        self.n_pass = 0  # the next pass of the stream: fresh trace ids in every round
+        self.rounds: list[dict[str, float]] = []
+
+
+async def _caught_up(target: Target, timeout: float) -> bool:
+    """Wait until the sink has every span the target accepted: everything held was scored."""
+    deadline = time.monotonic() + timeout
+    while target.sink is not None and target.sink.spans < target.accepted:
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.3)  # the last logs and metrics leave with or after the last spans
+    return True
+
+
+async def measure_round(
+    protocol: str, stream: tuple, target: Target, args: argparse.Namespace, seconds: float
+) -> dict[str, float] | None:
+    """Load `target` for `seconds` from idle; its CPU is counted until it has caught up.
+
+    A service scores a run `decision_wait` after its last span: counting its CPU only while
+    the load runs would leave out the scoring of the last runs and include that of runs sent
+    before. From idle to idle, every span sent in the round is paid in full. None when the
+    machine was busy with something else meanwhile.
+    """
+    load = Load(protocol, target.port, stream, args.concurrency)
+    load.n_pass0 = target.n_pass
+    pid, me = target.proc.pid, os.getpid()
+    c0, b0, m0, t0 = cpu_seconds(pid), busy_seconds(), cpu_seconds(me), time.monotonic()
     task = asyncio.create_task(load.run())
-    await asyncio.sleep(args.warm_s)
-    rates, per_cpu, others, tries = [], [], [], 0
-    while len(rates) < args.windows and tries < args.windows * 3:
-        tries += 1
-        s0, c0, b0, t0 = load.spans, cpu_seconds(pid), busy_seconds(), time.monotonic()
-        me0 = cpu_seconds(os.getpid())
-        await asyncio.sleep(args.window_s)
-        wall = time.monotonic() - t0
-        spans, cpu = load.spans - s0, cpu_seconds(pid) - c0
-        other = (busy_seconds() - b0 - cpu - (cpu_seconds(os.getpid()) - me0)) / wall
-        if other > 0.15 and tries <= args.windows * 2:
-            continue  # someone else was busy: try that window again
-        rates.append(spans / wall)
-        per_cpu.append(spans / cpu if cpu else 0.0)
-        others.append(max(0.0, other))
+    await asyncio.sleep(seconds)
     load.stop()
     await asyncio.gather(task, return_exceptions=True)
-    out = {
-        "spans_s": statistics.median(rates),
-        "spans_cpu_s": statistics.median(per_cpu),
-        "server_cores": statistics.median(r / c for r, c in zip(rates, per_cpu, strict=True) if c),
-        "other_cores_max": max(others),
-        "windows": len(rates),
-    }
-    print(
-        f"  {name:<20} {out['spans_s']:>9,.0f} spans/s at {out['server_cores']:4.2f} cores ="
-        f" {out['spans_cpu_s']:>9,.0f} spans per CPU-second  (other load <= "
-        f"{out['other_cores_max']:.2f} cores, {len(rates)} windows, {load.refused} refused)",
-        flush=True,
-    )
-    return out
+    sending = time.monotonic() - t0
+    target.accepted += load.spans
+    target.n_pass += load._next // len(stream[0]) + 1
+    if not await _caught_up(target, timeout=30.0):
+        raise RuntimeError(f"{target.name}: the sink is missing spans 30 s after the load")
+    wall = time.monotonic() - t0
+    cpu = cpu_seconds(pid) - c0
+    other = (busy_seconds() - b0 - cpu - (cpu_seconds(me) - m0)) / wall
+    if other > args.max_other_cores or not cpu:
+        return None
+    return {"spans_s": load.spans / sending, "spans_cpu_s": load.spans / cpu, "other": other}
+
+
+async def alternate(
+    protocol: str, stream: tuple, targets: list[Target], args: argparse.Namespace
+) -> None:
+    """Warm every target up, then measure them in turn, round after round.
+
+    The machine's speed drifts by tens of percent over minutes; targets measured side by side
+    in every round see the same drift, so per-round ratios move much less than rates do.
+    """
+    for target in targets:
+        await measure_round(protocol, stream, target, args, args.warm_s)
+    tries = 0
+    while len(targets[0].rounds) < args.rounds and tries < args.rounds * 3:
+        tries += 1
+        measured = [await measure_round(protocol, stream, t, args, args.round_s) for t in targets]
+        if any(m is None for m in measured):
+            continue  # someone else was busy: measure that round again
+        for target, m in zip(targets, measured, strict=True):
+            assert m is not None
+            target.rounds.append(m)
+    for target in targets:
+        rounds = target.rounds
+        print(
+            f"  {target.name:<20} {statistics.median(r['spans_s'] for r in rounds):>9,.0f}"
+            f" spans/s = {statistics.median(r['spans_cpu_s'] for r in rounds):>9,.0f} spans per"
+            f" CPU-second, median of {len(rounds)} rounds"
+            f" (other load <= {max(r['other'] for r in rounds):.2f} cores)",
+            flush=True,
+        )
+
+
+def paired_ratios(target: Target, base: Target) -> list[float]:
+    """Per round: the target's spans per CPU-second over the baseline's in the same round."""
+    return [
+        t["spans_cpu_s"] / b["spans_cpu_s"] for t, b in zip(target.rounds, base.rounds, strict=True)
+    ]
 
 
 async def service(
@@ -481,48 +541,44 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 async def bench_protocol(protocol: str, stream: tuple, args: argparse.Namespace) -> dict:
-    """Parse-and-discard vs the service (throughput), then latency and memory of the service."""
+    """Parse-and-discard, the service and the service without scenarios measured in turn
+    (throughput), then latency and memory of the service."""
     port = free_port()
     cmd = [sys.executable, __file__, "discard", "--protocol", protocol, "--port", str(port)]
-    proc = start_pinned(cmd, "READY")
+    procs = [start_pinned(cmd, "READY")]
+    base = Target("parse-and-discard", procs[0], port, None)
+    sink, bare_sink = Sink(), Sink()
     try:
-        load = Load(protocol, port, stream, args.concurrency)
-        base = await saturate("parse-and-discard", proc.pid, load, args)
-    finally:
-        proc.kill()
-        proc.wait()
+        proc, load_port, http_port = await service(protocol, sink, args, args.decision_wait)
+        procs.append(proc)
+        serve = Target("tracescore serve", proc, load_port, sink)
+        # The same service with no scenario: receive and forward only (the floor of its cost).
+        bare, bare_port, _ = await service(protocol, bare_sink, args, "2s", scoring=False)
+        procs.append(bare)
+        forward_only = Target("serve, no scenarios", bare, bare_port, bare_sink)
+        await alternate(protocol, stream, [base, serve, forward_only], args)
 
-    sink = Sink()
-    proc, port, http_port = await service(protocol, sink, args, args.decision_wait)
-    try:
-        load = Load(protocol, port, stream, args.concurrency)
-        sink.load = load
-        serve = await saturate("tracescore serve", proc.pid, load, args)
-        await asyncio.sleep(4)  # let the buffered runs drain
         # Latency at half the measured capacity: at saturation it is queueing, not the service.
-        paced = Load(protocol, port, stream, 2, rate=serve["spans_s"] / 2)
-        paced.n_pass0 = 1 + load._next // len(stream[0])
+        rate = statistics.median(r["spans_s"] for r in serve.rounds) / 2
+        paced = Load(protocol, load_port, stream, 2, rate=rate)
+        paced.n_pass0 = serve.n_pass
         sink.load, sink.latencies = paced, []
         task = asyncio.create_task(paced.run())
-        await asyncio.sleep(args.warm_s + args.windows * args.window_s)
+        await asyncio.sleep(args.warm_s + args.rounds * args.round_s)
         paced.stop()
         await asyncio.gather(task, return_exceptions=True)
     finally:
-        proc.terminate()  # SIGTERM: what is still held is scored and forwarded
-        await asyncio.get_running_loop().run_in_executor(None, proc.wait)
+        procs[0].kill()
+        for proc in procs[1:]:
+            proc.terminate()  # SIGTERM: what is still held is scored and forwarded
+        for proc in procs:
+            await asyncio.get_running_loop().run_in_executor(None, proc.wait)
     await asyncio.sleep(0.5)
     forwarded_ok = sink.spans
-    accepted = load.spans + paced.spans
+    accepted = serve.accepted + paced.spans
     lat = sink.latencies
-
-    # The same service with no scenario: receive and forward only (the floor of its cost).
-    proc, port, http_port = await service(protocol, Sink(), args, "2s", scoring=False)
-    try:
-        load = Load(protocol, port, stream, args.concurrency)
-        forward_only = await saturate("serve, no scenarios", proc.pid, load, args)
-    finally:
-        proc.terminate()
-        await asyncio.get_running_loop().run_in_executor(None, proc.wait)
+    ratios = paired_ratios(serve, base)
+    bare_ratios = paired_ratios(forward_only, base)
 
     # Memory: runs held (decision_wait 1h) over what the process grew by.
     memory_sink = Sink()
@@ -540,14 +596,23 @@ async def bench_protocol(protocol: str, stream: tuple, args: argparse.Namespace)
         proc.terminate()
         await asyncio.get_running_loop().run_in_executor(None, proc.wait)
 
+    def summary(target: Target) -> dict[str, float]:
+        rounds = target.rounds
+        return {
+            "spans_s": statistics.median(r["spans_s"] for r in rounds),
+            "spans_cpu_s": statistics.median(r["spans_cpu_s"] for r in rounds),
+            "rounds": len(rounds),
+        }
+
     result = {
         "protocol": protocol,
-        "parse_and_discard": base,
-        "service": serve,
-        "ratio": serve["spans_cpu_s"] / base["spans_cpu_s"],
-        "service_without_scenarios": forward_only,
-        "ratio_without_scenarios": forward_only["spans_cpu_s"] / base["spans_cpu_s"],
-        "latency_rate_spans_s": serve["spans_s"] / 2,
+        "parse_and_discard": summary(base),
+        "service": summary(serve),
+        "ratio": statistics.median(ratios),
+        "ratio_per_round": ratios,
+        "service_without_scenarios": summary(forward_only),
+        "ratio_without_scenarios": statistics.median(bare_ratios),
+        "latency_rate_spans_s": rate,
         "latency_p50_s": _quantile(lat, 0.5) if lat else None,
         "latency_p99_s": _quantile(lat, 0.99) if lat else None,
         "latency_runs": len(lat),
@@ -559,10 +624,11 @@ async def bench_protocol(protocol: str, stream: tuple, args: argparse.Namespace)
         "forwarded_spans_seen": forwarded_ok,
     }
     print(
-        f"  ratio, spans per CPU-second of tracescore serve / parse-and-discard: "
-        f"{result['ratio']:.3f} (without scenarios: {result['ratio_without_scenarios']:.3f})\n"
+        f"  ratio, spans per CPU-second of tracescore serve / parse-and-discard, median of the"
+        f" rounds: {result['ratio']:.3f} (rounds: {', '.join(f'{r:.3f}' for r in ratios)};"
+        f" without scenarios: {result['ratio_without_scenarios']:.3f})\n"
         f"  latency, a run's last span sent -> its first gen_ai.evaluation.result at the sink, "
-        f"at {result['latency_rate_spans_s']:,.0f} spans/s, decision_wait {args.decision_wait}: "
+        f"at {rate:,.0f} spans/s, decision_wait {args.decision_wait}: "
         f"p50 {result['latency_p50_s'] or 0:.2f} s, p99 {result['latency_p99_s'] or 0:.2f} s "
         f"({len(lat)} runs)\n"
         f"  memory, {runs:,.0f} runs buffered: {grown / runs / 1024 if runs else 0:.1f} KiB of RSS "
@@ -585,10 +651,16 @@ def main() -> int:
     role.add_argument("--port", type=int, required=True)
     parser.add_argument("--protocols", default="http,grpc")
     parser.add_argument("--traces", type=int, default=2000, help="distinct traces per pass")
-    parser.add_argument("--windows", type=int, default=5)
-    parser.add_argument("--window-s", type=float, default=3.0)
+    parser.add_argument("--rounds", type=int, default=5, help="measured rounds per protocol")
+    parser.add_argument("--round-s", type=float, default=4.0, help="seconds of load per round")
     parser.add_argument("--warm-s", type=float, default=4.0)
     parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument(
+        "--max-other-cores",
+        type=float,
+        default=0.15,
+        help="a round during which other processes used more CPU than this is measured again",
+    )
     parser.add_argument("--decision-wait", default="2s")
     parser.add_argument("--memory-runs", type=int, default=2000)
     parser.add_argument(
