@@ -20,6 +20,7 @@ from tracescore.model.span import SpanEvent, SpanRecord, StatusCode
 from tracescore.model.trajectory import Deferred
 from tracescore.trajectory import BuildOptions, _classify, _genai_native
 from tracescore.trajectory._genai_native import FALLBACK
+from tracescore.trajectory._messages import may_be_error_result
 from trajectory.corpora import bench_spans, fixture_span_files
 from trajectory.spans import span
 
@@ -300,6 +301,23 @@ def test_edge_cases_classify_as_in_python(
     what: str, record: SpanRecord, native: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert classify_both(without_dropped(record), monkeypatch) == native
+
+
+# Results the needle search must answer as `may_be_error_result` does: needles at either end,
+# overlapping partial matches ("rrror"), near misses, texts shorter than a needle.
+_RESULT_TEXTS = [
+    "", "r", "rr", "rro", "rror", "xrror", "rrorx", "rrror", "rrrror", "rorror", "rr or", "rrox",
+    "error", "Error: x", "r" * 300, "r" * 300 + "or", "ro" * 200, "rrr" * 100 + "o",
+    '{"q": "bravo", "pad": "' + "x" * 280 + '"}', "x" * 299 + "\\", "\\", "ab\\cd",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", _RESULT_TEXTS)
+def test_a_result_is_left_to_python_exactly_when_it_may_be_an_error(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = without_dropped(_tool({semconv.GEN_AI_TOOL_CALL_RESULT: text}))
+    assert classify_both(record, monkeypatch) is not may_be_error_result(text)
 
 
 def test_only_span_records_with_a_plain_dict_are_read() -> None:
