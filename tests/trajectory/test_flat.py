@@ -512,3 +512,73 @@ def test_native_reader_edge_cases_as_steps_build_the_same(
     else:
         step = replace(record, parent_span_id=agent.span_id, start_ns=agent.start_ns + 1)
         both([agent, step], monkeypatch, options)
+
+
+def _tied_run(order: list[int], ends: list[int]) -> list[SpanRecord]:
+    """A plain run whose tool spans all start at once, with these ends, given in `order`."""
+    agent = span(
+        _AGENT,
+        "invoke_agent triage",
+        None,
+        0,
+        50,
+        {semconv.GEN_AI_OPERATION_NAME: "invoke_agent", semconv.GEN_AI_AGENT_NAME: "a"},
+    )
+    tools = [
+        span(
+            n + 2,
+            "execute_tool lookup",
+            _AGENT,
+            5,
+            end,
+            {semconv.GEN_AI_OPERATION_NAME: "execute_tool", semconv.GEN_AI_TOOL_NAME: f"t{n}"},
+        )
+        for n, end in enumerate(ends)
+    ]
+    return [agent, *(tools[n] for n in order)]
+
+
+@pytest.mark.parametrize(
+    ("order", "ends"),
+    [
+        ([3, 2, 1, 0], [9, 9, 9, 9]),  # one start and one end: the span ids decide
+        ([1, 3, 0, 2], [9, 9, 9, 9]),
+        ([3, 2, 1, 0], [12, 9, 12, 9]),  # the ends first, then the ids
+        ([0, 1, 2, 3], [12, 11, 10, 9]),
+    ],
+)
+def test_the_native_flat_run_orders_tied_spans_as_python(
+    order: list[int], ends: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answered = _counting_flat_runs(monkeypatch)
+    spans = _tied_run(order, ends)
+    assert both(spans, monkeypatch) == [True]
+    assert answered == [True]
+    (run,) = _build.build_trajectories(spans).trajectories
+    ordered = sorted(spans[1:], key=lambda s: (s.start_ns, s.end_ns, s.span_id))
+    assert [s.span_id for s in run.steps] == [s.span_id for s in ordered]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [True, 2**63, -(2**63) - 1, 2**64 + 5, 5.0],
+    ids=["bool", "int64 max + 1", "int64 min - 1", "uint64 + 5", "float"],
+)
+@pytest.mark.parametrize("field", ["start_ns", "end_ns"])
+def test_times_the_native_flat_run_cannot_order_are_left_to_python(
+    value: Any, field: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answered = _counting_flat_runs(monkeypatch)
+    spans = _tied_run([0, 1], [9, 9])
+    spans[1] = replace(spans[1], **{field: value})  # a tool span: the run stays flat
+    both(spans, monkeypatch)
+    assert answered == [False]
+
+
+def test_the_native_flat_run_orders_int64_extremes(monkeypatch: pytest.MonkeyPatch) -> None:
+    answered = _counting_flat_runs(monkeypatch)
+    spans = _tied_run([1, 0], [9, 9])
+    spans[0] = replace(spans[0], start_ns=-(2**63), end_ns=2**63 - 1)
+    spans[1] = replace(spans[1], start_ns=2**63 - 1, end_ns=2**63 - 1)
+    assert both(spans, monkeypatch) == [True]
+    assert answered == [True]

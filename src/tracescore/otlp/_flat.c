@@ -100,24 +100,86 @@ static int step_of(PyObject *span, PyObject **values, PyObject *root_id, PyObjec
     return *step == NULL ? -1 : 0;
 }
 
-/* `_flat._forward_tree`'s checks of `ordered` (SpanRecords in order): distinct non-empty str
- * ids, known kinds, the first span a root, every other span's parent an earlier span. 1 when
- * they hold, 0 when not (or when a value is not of the plain type: the caller checks again in
- * Python), -1 on error. */
-static int forward(PyObject *ordered) {
-    PyObject *seen = PySet_New(NULL);
-    if (seen == NULL) return -1;
-    int answer = 1;
-    for (Py_ssize_t n = 0; answer == 1 && n < PyList_GET_SIZE(ordered); n++) {
-        PyObject *span = PyList_GET_ITEM(ordered, n);
-        if ((PyObject *)Py_TYPE(span) != bound.record_type) {
-            answer = 0;
-            break;
+/* A span with its times read, for ordering. */
+typedef struct {
+    long long start, end;
+    PyObject *span, *id; /* borrowed; `id` an exact str */
+} Entry;
+
+/* `_flat._in_order`'s key, (start, end, span id); ids are exact str, so the compare cannot
+ * fail. Equal keys mean equal ids, which `forward` refuses whatever their order. */
+static int entry_order(const void *left, const void *right) {
+    const Entry *a = left, *b = right;
+    if (a->start != b->start) return a->start < b->start ? -1 : 1;
+    if (a->end != b->end) return a->end < b->end ? -1 : 1;
+    return PyUnicode_Compare(a->id, b->id);
+}
+
+/* The spans of `spans` (a list) in (start, end, span id) order into `entries`: 1, or 0 when
+ * one is not a plain SpanRecord (exact int times in int64, an exact str id): the caller then
+ * leaves the run to Python, which orders what it can. */
+static int in_order(PyObject *spans, Entry *entries) {
+    Py_ssize_t count = PyList_GET_SIZE(spans);
+    for (Py_ssize_t n = 0; n < count; n++) {
+        PyObject *span = PyList_GET_ITEM(spans, n);
+        if ((PyObject *)Py_TYPE(span) != bound.record_type) return 0;
+        PyObject *start = SLOT(span, bound.start_ns), *end = SLOT(span, bound.end_ns);
+        PyObject *id = SLOT(span, bound.span_id);
+        if (start == NULL || !PyLong_CheckExact(start) || end == NULL ||
+            !PyLong_CheckExact(end) || id == NULL || !PyUnicode_CheckExact(id))
+            return 0;
+        int over_start, over_end;
+        entries[n].start = PyLong_AsLongLongAndOverflow(start, &over_start);
+        entries[n].end = PyLong_AsLongLongAndOverflow(end, &over_end);
+        if (over_start || over_end) return 0;
+        entries[n].span = span;
+        entries[n].id = id;
+    }
+    qsort(entries, (size_t)count, sizeof(Entry), entry_order);
+    return 1;
+}
+
+/* Span ids seen, by text: open addressing over the ids' str hashes (cached in the str), at
+ * most half full. A set of 20 ids cost more than reading the spans' attributes. */
+typedef struct {
+    Py_ssize_t mask;
+    PyObject **slots; /* borrowed exact str, NULL when free */
+} Ids;
+
+/* 1 when `id` (an exact str) is in `ids`, 0 if not; with `add`, entered when absent. -1 on
+ * error. */
+static int ids_find(Ids *ids, PyObject *id, int add) {
+    Py_hash_t hash = PyObject_Hash(id);
+    if (hash == -1) return -1;
+    for (Py_ssize_t at = (Py_ssize_t)((size_t)hash & (size_t)ids->mask);;
+         at = (at + 1) & ids->mask) {
+        PyObject *kept = ids->slots[at];
+        if (kept == NULL) {
+            if (add) ids->slots[at] = id;
+            return 0;
         }
-        PyObject *sid = SLOT(span, bound.span_id), *parent = SLOT(span, bound.parent_span_id);
-        PyObject *kind = SLOT(span, bound.kind);
-        if (sid == NULL || !PyUnicode_CheckExact(sid) || PyUnicode_GET_LENGTH(sid) == 0 ||
-            kind == NULL || !PyLong_CheckExact(kind) || parent == NULL) {
+        if (kept == id || (PyObject_Hash(kept) == hash && same_text(kept, id))) return 1;
+    }
+}
+
+/* `_flat._forward_tree`'s checks of `entries` (in order): distinct non-empty ids, known
+ * kinds, the first span a root, every other span's parent an earlier span. 1 when they hold,
+ * 0 when not (or when a value is not of the plain type: the caller checks again in Python),
+ * -1 on error. */
+static int forward(const Entry *entries, Py_ssize_t count) {
+    Py_ssize_t size = 8;
+    while (size < 2 * count) size *= 2;
+    Ids seen = {size - 1, PyMem_Calloc((size_t)size, sizeof(PyObject *))};
+    if (seen.slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int answer = 1;
+    for (Py_ssize_t n = 0; answer == 1 && n < count; n++) {
+        PyObject *span = entries[n].span, *sid = entries[n].id;
+        PyObject *parent = SLOT(span, bound.parent_span_id), *kind = SLOT(span, bound.kind);
+        if (PyUnicode_GET_LENGTH(sid) == 0 || kind == NULL || !PyLong_CheckExact(kind) ||
+            parent == NULL) {
             answer = 0;
             break;
         }
@@ -135,26 +197,25 @@ static int forward(PyObject *ordered) {
         } else if (!PyUnicode_CheckExact(parent)) {
             answer = 0;
         } else {
-            answer = PySet_Contains(seen, parent);
+            answer = ids_find(&seen, parent, 0);
         }
         if (answer == 1) {
-            int again = PySet_Contains(seen, sid);
+            int again = ids_find(&seen, sid, 1);
             answer = again < 0 ? -1 : !again;
         }
-        if (answer == 1 && PySet_Add(seen, sid) < 0) answer = -1;
     }
-    Py_DECREF(seen);
+    PyMem_Free(seen.slots);
     return answer;
 }
 
-/* flat_run(ordered, max_value_chars, output_tool_names, include_output_tools)
- *   -> (agent view, tuple of steps) | FALLBACK
- * What `_flat._flat_run` builds of `ordered` (a trace's SpanRecords in order) when it is a
- * flat run (`forward`) whose every span is read here: the agent span natively an agent view,
- * every other span natively a tool or model view under it, or None. Only the agent view is
- * made: each other span's step is made of its view's field values (a model view would add
- * nothing to the trajectory: no input, output or tools). FALLBACK for any other trace (the
- * caller then checks and reads it in Python). */
+/* flat_run(spans, max_value_chars, output_tool_names, include_output_tools)
+ *   -> (agent view, tuple of steps, agent span) | FALLBACK
+ * What `_flat._flat_run` builds of `spans` (a trace's SpanRecords, in any order) when it is a
+ * flat run (`forward`, in (start, end, span id) order) whose every span is read here: the agent
+ * span natively an agent view, every other span natively a tool or model view under it, or
+ * None. Only the agent view is made: each other span's step is made of its view's field values
+ * (a model view would add nothing to the trajectory: no input, output or tools). FALLBACK for
+ * any other trace (the caller then orders, checks and reads it in Python). */
 static PyObject *flat_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 4 || !PyList_CheckExact(args[0]) || !PyTuple_CheckExact(args[2])) {
         PyErr_SetString(PyExc_TypeError, "flat_run(list, int, tuple, bool)");
@@ -164,15 +225,23 @@ static PyObject *flat_run(PyObject *self, PyObject *const *args, Py_ssize_t narg
         PyErr_SetString(PyExc_RuntimeError, "flat_run before bind_genai()");
         return NULL;
     }
-    PyObject *ordered = args[0], *limit = args[1];
+    PyObject *limit = args[1];
     int include_output_tools = PyObject_IsTrue(args[3]);
     if (include_output_tools < 0) return NULL;
-    if (PyList_GET_SIZE(ordered) == 0) return DECLINE();
-    int plain = forward(ordered);
+    Py_ssize_t count = PyList_GET_SIZE(args[0]);
+    if (count == 0) return DECLINE();
+    Entry *entries = PyMem_Malloc((size_t)count * sizeof(Entry));
+    if (entries == NULL) return PyErr_NoMemory();
+    int plain = in_order(args[0], entries);
+    if (plain > 0) plain = forward(entries, count);
+    /* The spans read are held (a tuple, in order): the list and what it holds may change
+     * while views are made (Deferred is Python's). */
+    PyObject *spans = plain > 0 ? PyTuple_New(count) : NULL;
+    if (spans != NULL)
+        for (Py_ssize_t n = 0; n < count; n++)
+            PyTuple_SET_ITEM(spans, n, Py_NewRef(entries[n].span));
+    PyMem_Free(entries);
     if (plain <= 0) return plain < 0 ? NULL : DECLINE();
-    /* The span list and what it holds may change while views are made (Deferred is Python's):
-     * hold the spans read. */
-    PyObject *spans = PyList_AsTuple(ordered);
     if (spans == NULL) return NULL;
     PyObject *root = PyTuple_GET_ITEM(spans, 0), *steps = NULL, *out = NULL;
     PyObject *agent_view = tracescore_read_plain(root, limit, NULL);
@@ -212,8 +281,8 @@ static PyObject *flat_run(PyObject *self, PyObject *const *args, Py_ssize_t narg
     }
     PyObject *made = PyList_AsTuple(steps);
     if (made != NULL) {
-        PyObject *pair[2] = {Py_NewRef(agent_view), made};
-        out = tuple_of(pair, 2);
+        PyObject *triple[3] = {Py_NewRef(agent_view), made, Py_NewRef(root)};
+        out = tuple_of(triple, 3);
     }
 done:
     Py_XDECREF(steps);
@@ -224,5 +293,5 @@ done:
 
 PyMethodDef tracescore_flat_run_def = {
     "flat_run", (PyCFunction)(void (*)(void))flat_run, METH_FASTCALL,
-    "flat_run(ordered, max_value_chars, output_tool_names, include_output_tools) -> "
-    "(agent view, steps), or FALLBACK (_genai.c)."};
+    "flat_run(spans, max_value_chars, output_tool_names, include_output_tools) -> "
+    "(agent view, steps, agent span), or FALLBACK (_genai.c)."};

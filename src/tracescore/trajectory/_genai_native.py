@@ -54,9 +54,9 @@ _KEYS = (
 
 
 FlatRun = Callable[[list[SpanRecord], int, tuple[str, ...], bool], Any]
-"""`flat_run(ordered, max_value_chars, output_tool_names, include_output_tools)`: (the agent
-view, the steps) of a trace, its spans in order, that is a flat run whose every span is read
-natively; FALLBACK for any other (see `_flat`)."""
+"""`flat_run(spans, max_value_chars, output_tool_names, include_output_tools)`: (the agent
+view, the steps, the agent span) of a trace's spans, in any order, that are a flat run whose
+every span is read natively; FALLBACK for any other (see `_flat`)."""
 
 
 def bind(
