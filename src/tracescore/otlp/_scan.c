@@ -448,6 +448,9 @@ static PyMethodDef methods[] = {
      "(resource header, scope header, span bytes)})."},
     {"bind", tracescore_bind, METH_VARARGS,
      "bind(record class, its field names, (UNSET, OK, ERROR), event function): once."},
+    {"validate_request", tracescore_validate_request, METH_O,
+     "validate_request(body) -> None, or what makes body no ExportTraceServiceRequest "
+     "(_validate.c)."},
     {"bind_genai", tracescore_bind_genai, METH_VARARGS,
      "bind_genai(SpanRecord, SpanView, ...): once, before read_plain_genai (_genai.c)."},
     {"read_plain_genai", (PyCFunction)(void (*)(void))tracescore_read_plain_genai,
