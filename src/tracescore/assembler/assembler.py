@@ -162,7 +162,7 @@ class Assembler:
         traces, scored, scoring = self._traces, self._scored, self._scoring
         try:
             groups, rejects = self._reader.grouped(body)
-        except Exception as exc:  # the full parse accepted it, so this is unusual input
+        except Exception as exc:  # the schema check accepted it, so this is unusual input
             raise InputError(f"unreadable OTLP request: {exc}") from exc
         for i, j, k, tid, sid, name in rejects:
             self._reject(result, (i, j, k), tid, sid, name, remove)

@@ -59,7 +59,7 @@ def decode_proto_request(
     reader = SpanReader(key_filter)
     try:
         spans = reader.records(body)
-    except Exception as exc:  # the full parse accepted it: the scanner cannot read it
+    except Exception as exc:  # the schema check accepted it: the scanner cannot read it
         raise InputError(f"{source}: unreadable OTLP request: {exc}") from exc
     for _, _, _, trace_id, span_id, _, record, _ in spans:
         if len(trace_id) != 16 or trace_id == _ZERO16:
