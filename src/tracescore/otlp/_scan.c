@@ -39,6 +39,8 @@
  * cut_spans(body, {rs: {ss: {span indices}}}) -> (the rest of body, held spans): _cut.c.
  * bind_genai, read_plain_genai: the trajectory builder's plain GenAI span reader, _genai.c;
  *   flat_run (returned by bind_genai): a flat run made into steps in one call, _flat.c.
+ * validate_request(body) -> None, or what makes body no ExportTraceServiceRequest (and where):
+ *   upb's verdict without building the message, _validate.c.
  * Raises ValueError on malformed input (callers checked the request first: validate_request).
  * Records live in _records.c, the cut in _cut.c, what they share in _scan.h.
  */
