@@ -98,11 +98,13 @@ class Harness:
     def send(
         self, spans: Iterable[Span] | ExportTraceServiceRequest, *, raw: bool = True
     ) -> Ingest:
-        """Consume one request (with its bytes, as the protobuf receivers pass it)."""
+        """Consume one request: its bytes alone, as the protobuf receivers pass it, or with
+        `raw=False` parsed, as the JSON receiver does."""
         req = spans if isinstance(spans, ExportTraceServiceRequest) else make_request(spans)
         body = req.SerializeToString()
-        parsed = ExportTraceServiceRequest.FromString(body)
-        return self.assembler.consume(parsed, body if raw else None)
+        if raw:
+            return self.assembler.consume(None, body)
+        return self.assembler.consume(ExportTraceServiceRequest.FromString(body), None)
 
     def tick(self, at: float) -> int:
         """Move the clock to `at` and let the assembler decide."""

@@ -220,6 +220,11 @@ def test_json_requests_are_forwarded_as_protobuf() -> None:
     assert span_ids(h.forwarded_spans()) == span_ids(run.spans)
 
 
+def test_a_request_needs_its_bytes_or_its_message() -> None:
+    with pytest.raises(TypeError, match="a request or its bytes"):
+        Harness().assembler.consume(None, None)
+
+
 def test_drain_scores_everything_buffered_and_forwards_every_held_span() -> None:
     h = Harness()
     runs = [agent_run(seed=n) for n in range(5)]

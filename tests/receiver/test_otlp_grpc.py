@@ -65,7 +65,22 @@ def test_malformed_request_gets_invalid_argument(serve: ServeThread) -> None:
     with pytest.raises(grpc.RpcError) as caught:
         _export(serve.grpc_port, b"\x0a\xff\xff\xff\x0f garbage")
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "not an OTLP ExportTraceServiceRequest" in caught.value.details()
+    assert caught.value.details() == (
+        "body: not an OTLP ExportTraceServiceRequest: length runs past the end of its message"
+        " (byte 0)"
+    )
+
+
+def test_invalid_utf8_in_a_span_name_gets_invalid_argument_naming_the_field(
+    serve: ServeThread,
+) -> None:
+    body = request([Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="\x01name\x01")])
+    with pytest.raises(grpc.RpcError) as caught:
+        _export(serve.grpc_port, body.SerializeToString().replace(b"\x01name\x01", b"\xffname\xff"))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "resource_spans[0].scope_spans[0].spans[0].name: invalid UTF-8" in (
+        caught.value.details()
+    )
 
 
 def test_oversized_request_gets_resource_exhausted(

@@ -130,9 +130,23 @@ def test_malformed_protobuf_gets_400_with_a_status_naming_the_problem(serve: Ser
     assert headers["Content-Type"] == PROTOBUF
     detail = Status.FromString(body)
     assert detail.code == 3  # INVALID_ARGUMENT
-    assert "not an OTLP ExportTraceServiceRequest" in detail.message
+    assert detail.message == (
+        "body: not an OTLP ExportTraceServiceRequest: length runs past the end of its message"
+        " (byte 0)"
+    )
     # The service keeps running.
     assert _get(serve.http_port, "/healthz")[0] == 200
+
+
+def test_invalid_utf8_in_a_span_name_gets_400_naming_the_field(serve: ServeThread) -> None:
+    body = request([Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="\x01name\x01")])
+    status, _, answer = _post(
+        serve.http_port, body.SerializeToString().replace(b"\x01name\x01", b"\xffname\xff")
+    )
+    assert status == 400
+    assert "resource_spans[0].scope_spans[0].spans[0].name: invalid UTF-8" in (
+        Status.FromString(answer).message
+    )
 
 
 @pytest.mark.parametrize(

@@ -137,14 +137,19 @@ class Assembler:
 
     # -- ingest ----------------------------------------------------------------------------
 
-    def consume(self, request: ExportTraceServiceRequest, body: bytes | None = None) -> Ingest:
-        """Take one parsed request (and its received bytes, forwarded as they are)."""
+    def consume(
+        self, request: ExportTraceServiceRequest | None, body: bytes | None = None
+    ) -> Ingest:
+        """Take one request: its received bytes, checked against the OTLP schema and forwarded
+        as they are (request: None or the same request parsed), or a parsed one (body None)."""
         # The hot path: Python-level work per span is the bottleneck (reference/performance.md),
         # so spans come from `otlp.scan` already grouped by trace (natively when built) and
         # this loops per trace and per agent candidate; shared state is updated once per
-        # request. The full parse the receiver made validated the request; the scan decodes
-        # only the attribute keys kept.
+        # request. The receiver checked the bytes against the full schema (upb's verdict,
+        # otlp.proto.check_proto_request); the scan decodes only the attribute keys kept.
         if body is None:
+            if request is None:
+                raise TypeError("consume needs a request or its bytes")
             body = request.SerializeToString()
         now = self._clock()
         result = Ingest()
@@ -157,7 +162,7 @@ class Assembler:
         traces, scored, scoring = self._traces, self._scored, self._scoring
         try:
             groups, rejects = self._reader.grouped(body)
-        except Exception as exc:  # the full parse accepted it, so this is unusual input
+        except Exception as exc:  # the schema check accepted it, so this is unusual input
             raise InputError(f"unreadable OTLP request: {exc}") from exc
         for i, j, k, tid, sid, name in rejects:
             self._reject(result, (i, j, k), tid, sid, name, remove)

@@ -39,7 +39,9 @@
  * cut_spans(body, {rs: {ss: {span indices}}}) -> (the rest of body, held spans): _cut.c.
  * bind_genai, read_plain_genai: the trajectory builder's plain GenAI span reader, _genai.c;
  *   flat_run (returned by bind_genai): a flat run made into steps in one call, _flat.c.
- * Raises ValueError on malformed input (callers parsed the request with upb first).
+ * validate_request(body) -> None, or what makes body no ExportTraceServiceRequest (and where):
+ *   upb's verdict without building the message, _validate.c.
+ * Raises ValueError on malformed input (callers checked the request first: validate_request).
  * Records live in _records.c, the cut in _cut.c, what they share in _scan.h.
  */
 #include "_scan.h"
@@ -448,6 +450,9 @@ static PyMethodDef methods[] = {
      "(resource header, scope header, span bytes)})."},
     {"bind", tracescore_bind, METH_VARARGS,
      "bind(record class, its field names, (UNSET, OK, ERROR), event function): once."},
+    {"validate_request", tracescore_validate_request, METH_O,
+     "validate_request(body) -> None, or what makes body no ExportTraceServiceRequest "
+     "(_validate.c)."},
     {"bind_genai", tracescore_bind_genai, METH_VARARGS,
      "bind_genai(SpanRecord, SpanView, ...): once, before read_plain_genai (_genai.c)."},
     {"read_plain_genai", (PyCFunction)(void (*)(void))tracescore_read_plain_genai,

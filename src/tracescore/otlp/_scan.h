@@ -206,6 +206,8 @@ PyObject *tracescore_grouping_result(Grouping *g);
 void tracescore_grouping_free(Grouping *g);
 /* _cut.c */
 PyObject *tracescore_cut_spans(PyObject *self, PyObject *args);
+/* _validate.c */
+PyObject *tracescore_validate_request(PyObject *self, PyObject *body);
 /* _genai.c */
 PyObject *tracescore_bind_genai(PyObject *self, PyObject *args);
 PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

@@ -1,10 +1,14 @@
 """OTLP protobuf ExportTraceServiceRequest to SpanRecords.
 
 Requests are validated with the full OTLP schema, then read by `otlp.scan`, which with a key
-filter decodes only the attributes trajectories need.
+filter decodes only the attributes trajectories need. Validating is upb's parse, or where the
+native extension is built, its `validate_request`: the same verdict without building (and
+freeing) a message nobody reads.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -12,7 +16,7 @@ from tracescore.errors import InputError
 from tracescore.otlp.decode import DecodeResult, KeyFilter
 from tracescore.otlp.scan import SpanReader, decode_any_value
 
-__all__ = ["decode_any_value", "decode_proto_request", "parse_proto_request"]
+__all__ = ["check_proto_request", "decode_any_value", "decode_proto_request", "parse_proto_request"]
 
 _ZERO16 = bytes(16)
 _ZERO8 = bytes(8)
@@ -28,6 +32,17 @@ def parse_proto_request(body: bytes, source: str = "request") -> ExportTraceServ
     return request
 
 
+def check_proto_request(body: bytes, source: str = "request") -> None:
+    """Refuse what `parse_proto_request` refuses, with InputError naming what is wrong and
+    where when the native validator runs (`otlp._validate.c`), without parsing otherwise."""
+    if _validate_request is None:
+        parse_proto_request(body, source)
+        return
+    problem = _validate_request(body)
+    if problem is not None:
+        raise InputError(f"{source}: not an OTLP ExportTraceServiceRequest: {problem}")
+
+
 def decode_proto_request(
     request: ExportTraceServiceRequest | bytes,
     source: str = "request",
@@ -36,7 +51,7 @@ def decode_proto_request(
     """Decode a request; spans with invalid ids are rejected and counted."""
     if isinstance(request, bytes):
         body = request
-        parse_proto_request(body, source)  # the full schema refuses what is not OTLP
+        check_proto_request(body, source)  # the full schema refuses what is not OTLP
     else:
         body = request.SerializeToString()
     result = DecodeResult()
@@ -44,7 +59,7 @@ def decode_proto_request(
     reader = SpanReader(key_filter)
     try:
         spans = reader.records(body)
-    except Exception as exc:  # the full parse accepted it: the scanner cannot read it
+    except Exception as exc:  # the schema check accepted it: the scanner cannot read it
         raise InputError(f"{source}: unreadable OTLP request: {exc}") from exc
     for _, _, _, trace_id, span_id, _, record, _ in spans:
         if len(trace_id) != 16 or trace_id == _ZERO16:
@@ -55,3 +70,13 @@ def decode_proto_request(
             continue
         append(record)
     return result
+
+
+_validate_request: Callable[[bytes], str | None] | None
+try:
+    # mypy knows the module only where it was built: the ignore is unused there.
+    from tracescore.otlp import _scan  # type: ignore[attr-defined,unused-ignore]
+except ImportError:  # built without a C compiler: upb's parse decides
+    _validate_request = None
+else:
+    _validate_request = _scan.validate_request

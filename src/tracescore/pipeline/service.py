@@ -226,8 +226,8 @@ class Pipeline:
         """Raise OverloadedError when receivers must answer with a retryable status."""
         self.assembler.check_capacity()
 
-    def consume(self, request: ExportTraceServiceRequest, body: bytes | None) -> Ingest:
-        """Hand a request to the assembler."""
+    def consume(self, request: ExportTraceServiceRequest | None, body: bytes | None) -> Ingest:
+        """Hand a request (or the checked bytes of one) to the assembler."""
         return self.assembler.consume(request, body)
 
     def is_ready(self) -> bool:

@@ -16,7 +16,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from tracescore.config.serve import ServerTlsSettings
 from tracescore.errors import InputError, OverloadedError
-from tracescore.otlp.proto import parse_proto_request
+from tracescore.otlp.proto import check_proto_request
 
 __all__ = [
     "BodyTooLargeError",
@@ -24,6 +24,7 @@ __all__ = [
     "ServiceStatus",
     "TraceConsumer",
     "bearer_ok",
+    "check_protobuf",
     "decompress",
     "partial_message",
     "retry_after_seconds",
@@ -49,8 +50,11 @@ class TraceConsumer(Protocol):
     def check_capacity(self) -> None:
         """Raise OverloadedError when the request must be refused with a retryable status."""
 
-    def consume(self, request: ExportTraceServiceRequest, body: bytes | None) -> ConsumeResult:
-        """Take a parsed request and, when it arrived as protobuf, its bytes."""
+    def consume(
+        self, request: ExportTraceServiceRequest | None, body: bytes | None
+    ) -> ConsumeResult:
+        """Take a request that arrived as protobuf by its checked bytes (request None: it is
+        not parsed), or one that arrived as JSON parsed (body None)."""
         ...
 
 
@@ -105,9 +109,11 @@ def decompress(body: bytes, encoding: str, limit: int) -> bytes:
     return out
 
 
-def parse_protobuf(body: bytes) -> ExportTraceServiceRequest:
-    """Parse a protobuf body; InputError names what is wrong."""
-    return parse_proto_request(body, source="body")
+def check_protobuf(body: bytes) -> None:
+    """Refuse a protobuf body upb would not parse; InputError names what is wrong and where.
+
+    Nothing reads a parsed message (the assembler reads the bytes), so none is made."""
+    check_proto_request(body, source="body")
 
 
 def success_response(result: ConsumeResult) -> ExportTraceServiceResponse:

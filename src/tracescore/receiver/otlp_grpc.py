@@ -1,11 +1,11 @@
 """OTLP/gRPC receiver (grpc.aio): TraceService/Export.
 
 The method is registered without a deserializer, so the handler gets the request bytes: they
-are parsed once here and forwarded untouched. Status codes follow the OTLP spec:
-INVALID_ARGUMENT for a malformed request, RESOURCE_EXHAUSTED for one over the size limit (gRPC
-enforces `max_receive_message_length` itself), UNAUTHENTICATED without the token, UNAVAILABLE
-with a RetryInfo when the buffer or the export queue is full, and partial_success with the
-rejected span count and a message otherwise.
+are checked against the OTLP schema here (not parsed into a message) and forwarded untouched.
+Status codes follow the OTLP spec: INVALID_ARGUMENT for a malformed request,
+RESOURCE_EXHAUSTED for one over the size limit (gRPC enforces `max_receive_message_length`
+itself), UNAUTHENTICATED without the token, UNAVAILABLE with a RetryInfo when the buffer or the
+export queue is full, and partial_success with the rejected span count and a message otherwise.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from tracescore.receiver import _status
 from tracescore.receiver._common import (
     TraceConsumer,
     bearer_ok,
-    parse_protobuf,
+    check_protobuf,
     retry_after_seconds,
     success_response,
 )
@@ -122,8 +122,8 @@ class GrpcReceiver:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong token")
         try:
             self._consumer.check_capacity()
-            request = parse_protobuf(body)
-            result = self._consumer.consume(request, body)
+            check_protobuf(body)
+            result = self._consumer.consume(None, body)
         except OverloadedError as exc:
             seconds = retry_after_seconds(exc)
             details = _status.status_proto(_status.UNAVAILABLE, f"overloaded: {exc}", seconds)

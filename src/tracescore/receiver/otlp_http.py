@@ -26,8 +26,8 @@ from tracescore.receiver._common import (
     ServiceStatus,
     TraceConsumer,
     bearer_ok,
+    check_protobuf,
     decompress,
-    parse_protobuf,
     retry_after_seconds,
     server_ssl_context,
     success_response,
@@ -138,10 +138,10 @@ class HttpReceiver:
         try:
             body = decompress(body, request.headers.get("Content-Encoding", ""), self._limit)
             if encoding == "json":
-                parsed, raw = parse_json_request(body), None
+                result = self._consumer.consume(parse_json_request(body), None)
             else:
-                parsed, raw = parse_protobuf(body), body
-            result = self._consumer.consume(parsed, raw)
+                check_protobuf(body)
+                result = self._consumer.consume(None, body)
         except BodyTooLargeError as exc:
             return _too_large(encoding, str(exc))
         except InputError as exc:
