@@ -330,3 +330,25 @@ def test_a_resource_with_an_unknown_field_is_read_as_upb_reads_it() -> None:
     assert native == python
     assert _without_sizes(native) == _upb_view(bytes(body))
     assert b"*%\n\x12telemetry.sdk.name" in native[0][15]
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_kept_keys_are_the_very_names_the_builder_looks_up(native: bool) -> None:
+    # The reader interns the keys it decodes and the builder's names are interned first, so a
+    # record's keys are semconv's own str objects: lookups end at the pointer compare.
+    from tracescore import semconv
+    from tracescore.trajectory._classify import NEEDED_KEYS
+
+    looked_up = {k: k for k in NEEDED_KEYS}
+    assert looked_up[semconv.GEN_AI_OPERATION_NAME] is semconv.GEN_AI_OPERATION_NAME
+    assert looked_up[semconv.GEN_AI_TOOL_CALL_RESULT] is semconv.GEN_AI_TOOL_CALL_RESULT
+    span = Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="execute_tool lookup")
+    for key in (semconv.GEN_AI_OPERATION_NAME, semconv.GEN_AI_TOOL_NAME, "custom.key"):
+        span.attributes.append(KeyValue(key=key, value=AnyValue(string_value="x")))
+    reader = SpanReader(needed_attribute)
+    body = request_of(span)
+    records = reader.records(body) if native else reader.python_records(body)
+    (record,) = [r[6] for r in records]
+    keys = list(record.attributes)
+    assert keys == [semconv.GEN_AI_OPERATION_NAME, semconv.GEN_AI_TOOL_NAME]
+    assert all(key is looked_up[key] for key in keys)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeAlias
 
@@ -139,7 +140,9 @@ class SpanReader:
         self._names: dict[str, str] = {}
 
     def _classify(self, raw: bytes) -> str | None:
-        key = raw.decode()
+        # Interned: a key the builder reads is then the very str it looks up (semconv's names
+        # are interned where they are read), and a lookup ends at the pointer compare.
+        key = sys.intern(raw.decode())
         return key if self._keep_key is None or self._keep_key(key) else None
 
     def _slow_kv(self, raw: bytes) -> tuple[str | None, AttrValue, int]:

@@ -8,6 +8,7 @@ only fill gaps (see `merge_views`).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 
 from tracescore import semconv
@@ -42,7 +43,11 @@ CONVENTIONS: tuple[Convention, ...] = (
     TRACELOOP,
 )
 
-NEEDED_KEYS: frozenset[str] = frozenset().union(*(c.keys for c in CONVENTIONS))
+# Interned (semconv's own objects, interned first): the scanner interns the keys it decodes,
+# so the keys of a record are these very objects and lookups end at the pointer compare.
+NEEDED_KEYS: frozenset[str] = frozenset(
+    map(sys.intern, set().union(*(c.keys for c in CONVENTIONS)))
+)
 NEEDED_PREFIXES: tuple[str, ...] = tuple(sorted({p for c in CONVENTIONS for p in c.prefixes}))
 
 
