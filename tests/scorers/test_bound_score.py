@@ -1,8 +1,9 @@
 """`bound_score()`, which scenario plans score with, against `score` and `evaluate` + `finish`.
 
-The checks' bound scorers read their config once; these tests give every check many runs
-(clean, errored, paused, sub-agent calls, a result that cannot be read), with and without
-thresholds, and compare scores field by field.
+The checks' bound scorers read their config once, and decide once what their threshold makes
+of 1 and 0 (`bound_binary_score`); these tests give every check many runs (clean, errored,
+paused, sub-agent calls, a result that cannot be read), with and without thresholds (one that
+passes 0 too), and compare scores field by field.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ CONFIGS: list[dict[str, Any]] = [
     {"type": "called_tool", "tool": "lookup", "compat": "mastra", "name": "m"},
     {"type": "tool_order", "tools": ["lookup", "refund"]},
     {"type": "did_not_call", "tool": "delete"},
+    {"type": "did_not_call", "tool": "delete", "threshold": {"min": 0.0}},  # 0 passes too
     {"type": "used_no_tools", "threshold": 0.5},
     {"type": "max_tool_calls", "max": 2, "include_subagents": True},
     {"type": "max_tool_calls", "max": 0, "calls": "clean"},

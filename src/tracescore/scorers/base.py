@@ -225,14 +225,30 @@ class ScorerBase(BaseModel):
         The 0/1 checks score every run through here: no Outcome is built, and `details`, which
         the caller built for this score alone, is kept rather than copied.
         """
-        value = 1.0 if passed else 0.0
-        threshold = self.threshold
-        if threshold is not None:
-            passed = threshold.check(value)
-        label = semconv.LABEL_PASS if passed else semconv.LABEL_FAIL
-        return Score(
-            self.name or self.type, self.type, value, passed, explanation, digest, label, details
-        )
+        return self.bound_binary_score()(passed, explanation, details, digest)
+
+    def bound_binary_score(self) -> Callable[[bool, str, dict[str, Any], str], Score]:
+        """`binary_score`, for a caller that scores many runs with this scorer (`bound_score`).
+
+        The scorer is frozen, so its name, type and threshold are read once, and so is the
+        threshold's verdict on the only two values a check scores: per run, reading them from
+        the pydantic model and checking the threshold cost about a third of building the Score.
+        """
+        name, kind, threshold = self.name or self.type, self.type, self.threshold
+        passes = True if threshold is None else threshold.check(1.0)
+        fails = False if threshold is None else threshold.check(0.0)
+        pass_label = semconv.LABEL_PASS if passes else semconv.LABEL_FAIL
+        fail_label = semconv.LABEL_PASS if fails else semconv.LABEL_FAIL
+
+        def binary_score(
+            passed: bool, explanation: str, details: dict[str, Any], digest: str
+        ) -> Score:
+            # Positional, in field order (see `finish`).
+            if passed:
+                return Score(name, kind, 1.0, passes, explanation, digest, pass_label, details)
+            return Score(name, kind, 0.0, fails, explanation, digest, fail_label, details)
+
+        return binary_score
 
     def finish(self, outcome: Outcome, digest: str) -> Score:
         """Apply the threshold and label rules to an outcome."""

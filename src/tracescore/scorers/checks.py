@@ -77,8 +77,9 @@ class _Check(ScorerBase):
         return self.binary_score(passed, explanation, details, digest)
 
     def bound_score(self) -> Callable[[Trajectory], Score]:
-        """`score` with its digest and bound methods read once (the scorer is frozen)."""
-        check, error_score, binary_score = self.check, self.error_score, self.binary_score
+        """`score` with its digest, methods and binary scoring read once (the scorer is frozen)."""
+        check, error_score = self.check, self.error_score
+        binary_score = self.bound_binary_score()
         digest = self.digest()
 
         def score(trajectory: Trajectory) -> Score:
