@@ -61,9 +61,9 @@ class Harness:
         )
         scorer = RunScorer(self.config, self.telemetry, logs, spans, judges=judges)
 
-        def score(ready: ReadyTrace):  # type: ignore[no-untyped-def]
-            self.ready.append(ready)
-            return scorer(ready)
+        def score(readies: list[ReadyTrace]):  # type: ignore[no-untyped-def]
+            self.ready.extend(readies)
+            return scorer.score_traces(readies)
 
         hooks = AssemblerHooks(
             keep_key=key_filter(self.config),

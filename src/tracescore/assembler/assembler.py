@@ -350,16 +350,23 @@ class Assembler:
         return trace
 
     def _release(self, due: list[tuple[_Trace, Reason]]) -> None:
+        if not due:
+            return
         released: list[Held] = []
-        for trace, reason in due:
-            ready = ReadyTrace(trace.hex, tuple(trace.records), trace.anchored, reason)
-            try:
-                annotations = self._hooks.score(ready)
-            except Exception:  # a scoring bug must not lose the held spans
-                log.exception("scoring trace %s failed; its held spans go out unscored", trace.hex)
-                annotations = {}
+        readies = [ReadyTrace(t.hex, tuple(t.records), t.anchored, reason) for t, reason in due]
+        try:
+            scored = self._hooks.score(readies)
+        except Exception:  # a scoring bug must not lose the held spans
+            hexes = ", ".join(ready.trace_id for ready in readies[:3])
+            log.exception(
+                "scoring %d traces (%s...) failed; their held spans go out unscored",
+                len(readies),
+                hexes,
+            )
+            scored = [{}] * len(readies)
+        for (trace, _), by_span in zip(due, scored, strict=True):
             for span_id, (rs_header, ss_header, span_bytes) in trace.held.items():
-                attrs = annotations.get(span_id)
+                attrs = by_span.get(span_id)
                 if isinstance(attrs, Pending):  # waits for its judge scores (judge_wait > 0)
                     if self._waits.park(attrs, (rs_header, ss_header, span_bytes)):
                         continue
@@ -368,7 +375,7 @@ class Assembler:
                     span_bytes = self._hooks.annotate(span_bytes, attrs)
                 released.append((rs_header, ss_header, span_bytes))
             if not self._forwarding:  # fanout: runs whose evaluate span waits for judges
-                for value in annotations.values():
+                for value in by_span.values():
                     if isinstance(value, Pending) and not self._waits.park(value, None):
                         value.finish()
         if released:

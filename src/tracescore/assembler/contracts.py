@@ -89,9 +89,10 @@ class AssemblerHooks:
     """The agent name when the span is an agent span ("" when unnamed), else None."""
     wants: Callable[[SpanRecord, str], bool]
     """Whether a scenario may match the run of this agent span: it is held if so."""
-    score: Callable[[ReadyTrace], Annotations]
-    """Score the trace's runs, emit their results, return attributes for held spans (or a
-    `Pending` for a span, or in fanout mode a run, that waits for its judge scores)."""
+    score: Callable[[list[ReadyTrace]], list[Annotations]]
+    """Score the traces' runs (the traces due at once), emit their results, return per trace
+    attributes for held spans (or a `Pending` for a span, or in fanout mode a run, that waits
+    for its judge scores)."""
     forward: Callable[[bytes, int], bool]
     """Enqueue a serialized request with n spans downstream; False when the queue is full."""
     downstream_ready: Callable[[], bool]

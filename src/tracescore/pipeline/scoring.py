@@ -145,39 +145,55 @@ class RunScorer:
         self._judges = judges
 
     def __call__(self, ready: ReadyTrace) -> Annotations:
-        """Build, score and emit; returns score attributes per agent span id."""
+        """Build, score and emit one trace; returns score attributes per agent span id."""
+        return self.score_traces([ready])[0]
+
+    def score_traces(self, readies: list[ReadyTrace]) -> list[Annotations]:
+        """Build, score and emit traces (a tick's due ones); per trace, the score attributes
+        per agent span id. Their evaluation events go out as one logs request: framing one
+        request per trace cost about a fifth of emitting a run."""
         started = time.perf_counter()
-        built = build_trajectories(ready.spans)
-        for warning in built.warnings:
-            log.debug("trace %s: %s", ready.trace_id, warning)
         results: list[RunResult] = []
         records = 0  # log records: one per score
         fanout_now: list[RunResult] = []
-        annotations: dict[str, Mapping[str, AttrValue] | Pending] = {}
-        for trajectory in built.trajectories:
-            if not ready.complete and trajectory.complete:
-                trajectory = dataclasses.replace(trajectory, complete=False)
-            # Judges run off the ingestion path; here only deterministic scorers score.
-            result = evaluate_run(self._config, trajectory, deterministic_only=True)
-            if result.scenario is None or not result.sampled:
-                continue
-            results.append(result)
-            records += len(result.scores)
-            self._telemetry.record_run(result)
-            pending = self._judges(result) if self._judges is not None else None
-            if pending is not None and trajectory.span_id:
-                annotations[trajectory.span_id] = pending  # its span waits for judge scores
-                continue
-            fanout_now.append(result)
-            # With their span bytes: `annotate_span_bytes` appends those as they are.
-            attributes = encoded_score_attributes(result, self._prefix)
-            if attributes and trajectory.span_id:
-                annotations[trajectory.span_id] = attributes
+        out: list[Annotations] = []
+        for ready in readies:
+            annotations: dict[str, Mapping[str, AttrValue] | Pending] = {}
+            try:
+                built = build_trajectories(ready.spans)
+                for warning in built.warnings:
+                    log.debug("trace %s: %s", ready.trace_id, warning)
+                for trajectory in built.trajectories:
+                    if not ready.complete and trajectory.complete:
+                        trajectory = dataclasses.replace(trajectory, complete=False)
+                    # Judges run off the ingestion path; here only deterministic scorers score.
+                    result = evaluate_run(self._config, trajectory, deterministic_only=True)
+                    if result.scenario is None or not result.sampled:
+                        continue
+                    results.append(result)
+                    records += len(result.scores)
+                    self._telemetry.record_run(result)
+                    pending = self._judges(result) if self._judges is not None else None
+                    if pending is not None and trajectory.span_id:
+                        annotations[trajectory.span_id] = pending  # waits for judge scores
+                        continue
+                    fanout_now.append(result)
+                    # With their span bytes: `annotate_span_bytes` appends those as they are.
+                    attributes = encoded_score_attributes(result, self._prefix)
+                    if attributes and trajectory.span_id:
+                        annotations[trajectory.span_id] = attributes
+            except Exception:  # a bug scoring one trace costs its annotations, not the batch's
+                log.exception(
+                    "scoring trace %s failed; its held spans go out unscored", ready.trace_id
+                )
+                annotations = {}
+            out.append(annotations)
         if results:
             self._logs.send(encode_evaluation_logs(results), records)
             if self._spans is not None and fanout_now:
                 fanout = fanout_request(fanout_now, self._prefix)
                 self._spans.send(fanout.SerializeToString(), len(fanout_now))
+            # The batch's mean per run: runs scored together share their cost.
             per_run = (time.perf_counter() - started) / len(results)
             self._telemetry.observe_scoring_latency(per_run, len(results))
-        return annotations
+        return out

@@ -97,7 +97,7 @@ class Pipeline:
             keep_key=key_filter(config),
             agent_name=agent_name,
             wants=may_match(config),
-            score=scorer,
+            score=scorer.score_traces,
             forward=lambda body, n: exporter.submit_traces(body, n),
             downstream_ready=exporter.has_capacity,
             annotate=annotate_span_bytes,
