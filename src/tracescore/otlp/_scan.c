@@ -122,7 +122,17 @@ static PyObject *any_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize_t 
     if (len == 0) Py_RETURN_NONE;
     const uint8_t *p = data, *end = data + len;
     Field f;
-    if (next_field(&p, end, &f) == 0 && p == end) {
+    uint64_t n;
+    if (*data == 0x0A && read_varint(&p, end, &n) == 0 && read_varint(&p, end, &n) == 0 &&
+        n == (uint64_t)(end - p)) {
+        /* The usual string value, one field filling the AnyValue: no general field read. */
+        f = (Field){.number = 1, .wire = 2, .data = p, .len = (Py_ssize_t)n};
+        p = end;
+    } else {
+        p = data;
+        if (next_field(&p, end, &f)) p = data; /* malformed: left to upb below */
+    }
+    if (p == end) {
         if (f.number == 1 && f.wire == 2) {
             PyObject *text = string_value(ctx, key, f.data, f.len);
             if (text != NULL) {
@@ -190,6 +200,24 @@ static int key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *s) {
     Py_ssize_t key_len = 0, value_len = 0;
     int values = 0, odd = 0;
     Field f;
+    uint64_t n;
+    /* The usual encoding, a short key then at most one value, read without the general field
+     * reader: 0x0A <key length> <key> [0x12 <value length> <AnyValue filling the rest>]. */
+    if (len >= 2 && data[0] == 0x0A && data[1] < 0x80 && data[1] <= len - 2) {
+        const uint8_t *q = data + 2 + data[1];
+        if (q == end) {
+            key = data + 2;
+            key_len = data[1];
+            p = end;
+        } else if (*q++ == 0x12 && read_varint(&q, end, &n) == 0 && n == (uint64_t)(end - q)) {
+            key = data + 2;
+            key_len = data[1];
+            value = q;
+            value_len = (Py_ssize_t)n;
+            values = 1;
+            p = end;
+        }
+    }
     while (p < end) {
         if (read_field(&p, end, &f, "attribute")) return -1;
         if (f.number == 1) {
