@@ -88,3 +88,18 @@ def test_the_encodings_together_in_one_span() -> None:
     assert attributes["long value"] == "é" * 150
     assert attributes["int"] == -5
     assert scan.NATIVE
+
+
+def test_an_attribute_longer_than_its_span_is_refused() -> None:
+    # The span ends one byte inside its last attribute and that attribute's value; the next
+    # span's bytes follow on the wire, so a read past the span's end would find one there.
+    value = _string("x")
+    kv = _field(1, b"plain") + b"\x12" + _varint(len(value) + 1) + value
+    span = Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="s").SerializeToString()
+    cut = span + b"\x4a" + _varint(len(kv) + 1) + kv
+    body = _field(1, _field(2, _field(2, cut) + _field(2, span)))
+    with pytest.raises(Exception):  # noqa: B017, PT011 - upb's DecodeError
+        ExportTraceServiceRequest.FromString(body)
+    for read in (SpanReader().records, SpanReader().python_records, SpanReader().grouped):
+        with pytest.raises(ValueError, match="malformed"):
+            read(body)

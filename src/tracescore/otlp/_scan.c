@@ -284,7 +284,15 @@ int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed 
     s->prefixed = -1;
     if ((s->attrs = PyDict_New()) == NULL) return -1;
     Field f;
+    uint64_t n;
     while (p < end) {
+        /* Most fields of a span are attributes (field 9, wire 2: tag 0x4A): straight to them. */
+        const uint8_t *q = p + 1;
+        if (*p == 0x4A && read_varint(&q, end, &n) == 0 && n <= (uint64_t)(end - q)) {
+            if (key_value(ctx, q, (Py_ssize_t)n, s)) goto fail;
+            p = q + n;
+            continue;
+        }
         if (read_field(&p, end, &f, "span")) goto fail;
         switch (f.number) {
         case 1: if (f.wire == 2) { s->trace = f.data; s->trace_len = f.len; } break;
