@@ -99,14 +99,11 @@ static int is_candidate(PyObject *rule, PyObject *attrs, PyObject *name) {
     return 0;
 }
 
-/* Whether two attribute values are equal: exact str by their characters (equal str have
- * equal kinds), anything else as == does. 1, 0, or -1 with an exception set. */
+/* Whether two attribute values are equal: exact str compared as str (no rich comparison to
+ * dispatch), anything else as == does. 1, 0, or -1 with an exception set. */
 static int same_value(PyObject *a, PyObject *b) {
     if (PyUnicode_CheckExact(a) && PyUnicode_CheckExact(b))
-        return PyUnicode_GET_LENGTH(a) == PyUnicode_GET_LENGTH(b) &&
-               PyUnicode_KIND(a) == PyUnicode_KIND(b) &&
-               memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b),
-                      PyUnicode_GET_LENGTH(a) * PyUnicode_KIND(a)) == 0;
+        return PyUnicode_GET_LENGTH(a) == PyUnicode_GET_LENGTH(b) && PyUnicode_Compare(a, b) == 0;
     return PyObject_RichCompareBool(a, b, Py_EQ);
 }
 
