@@ -118,3 +118,58 @@ def test_native_and_python_flags_agree_on_generated_spans(
     body = request_of(*spans)
     native = SpanReader(None, RULE).records(body)
     assert native == _python_records(body, RULE)
+
+
+def _length_delimited(number: int, payload: bytes) -> bytes:
+    size, length = len(payload), b""
+    while size >= 0x80:
+        length += bytes([size & 0x7F | 0x80])
+        size >>= 7
+    return bytes([number << 3 | 2]) + length + bytes([size]) + payload
+
+
+def _raw_request(*spans: bytes) -> bytes:
+    """A request of span bytes as they are (upb would re-encode odd KeyValues canonically)."""
+    scope_spans = b"".join(_length_delimited(2, span) for span in spans)
+    return _length_delimited(1, _length_delimited(2, scope_spans))
+
+
+def _with_raw_attributes(span: Span, *key_values: bytes) -> bytes:
+    return span.SerializeToString() + b"".join(_length_delimited(9, kv) for kv in key_values)
+
+
+def _flags(body: bytes) -> list[bool]:
+    native = [item[7] for item in SpanReader(None, RULE).records(body)]
+    grouped = [c[3] for g in SpanReader(None, RULE).grouped(body)[0].values() for c in g[4]]
+    assert [item[7] for item in _python_records(body, RULE)] == native
+    assert len(grouped) == sum(native)
+    return native
+
+
+def test_the_flag_reads_the_value_a_repeated_attribute_ends_with() -> None:
+    # The native scan notes the rule's attribute as it keeps it, so the last value must win
+    # as in the attributes dict, also when the last one comes in an odd encoding (upb's path).
+    op_odd = b"\x0a\x02op\x12\x07\x0a\x01x\x0a\x02zz"  # a repeated string: "zz" wins
+    op_odd_agent = b"\x0a\x02op\x12\x0a\x0a\x01x\x0a\x05agent"
+    marker_odd = b"\x12\x03\x0a\x01v\x0a\x08marker.a"  # value before key
+    bodies = [
+        request_of(_span("x", op="agent"), _span("x", op="agentx")),
+        _raw_request(
+            _with_raw_attributes(_span("x", op="agent"), b"\x0a\x02op\x12\x03\x0a\x01x"),
+            _with_raw_attributes(_span("x", op="x"), b"\x0a\x02op\x12\x07\x0a\x05agent"),
+            _with_raw_attributes(_span("x", op="agent"), op_odd),
+            _with_raw_attributes(_span("x", op="x"), op_odd_agent),
+            _with_raw_attributes(_span("x"), marker_odd),
+        ),
+    ]
+    assert _flags(bodies[0]) == [True, False]
+    assert _flags(bodies[1]) == [False, True, False, True, True]
+
+
+def test_the_flag_holds_past_the_scanners_key_and_name_tables() -> None:
+    # Keys past the scanner's table of 256 and names past its table of 128 are looked up
+    # another way: a rule key or a name prefix found there must still flag the span.
+    crowded = _span("x", **{f"k{n}": n for n in range(300)}, **{"marker.a": 1})
+    names = [_span(f"n{n}") for n in range(130)] + [_span("invoke late"), _span("n1")]
+    assert _flags(request_of(crowded, _span("x", **{"marker.b": 2}))) == [True, True]
+    assert _flags(request_of(*names)) == [False] * 130 + [True, False]

@@ -178,3 +178,47 @@ def test_names_and_parents_cached_per_request_stay_exact() -> None:
     assert [r.parent_span_id for r in records] == [
         s.parent_span_id.hex() if s.parent_span_id else None for s in spans
     ]
+
+
+def test_many_interleaved_traces_alike_in_half_their_id_group_exactly() -> None:
+    # The scanner finds a span's group by a table over the raw trace id bytes that grows as
+    # traces come: ids equal in their first or last 8 bytes, spans of a trace far apart on the
+    # wire, and more traces than the table first holds must all land in their own group.
+    head, tail = b"\x11" * 8, b"\x22" * 8
+    traces = [head + n.to_bytes(8, "big") for n in range(1, 80)]
+    traces += [n.to_bytes(8, "big") + tail for n in range(1, 80)]
+    spans = [
+        _span(trace, n % 250 + 1, name=f"s{round_}", x=round_)
+        for round_ in range(3)
+        for n, trace in enumerate(traces)
+    ]
+    groups, rejects = _agree(request_of(*spans))
+    assert list(groups) == traces
+    assert not rejects
+    for n, trace in enumerate(traces):
+        records = groups[trace][0]
+        assert [r.name for r in records] == ["s0", "s1", "s2"]
+        assert {r.trace_id for r in records} == {trace.hex()}
+        assert groups[trace][6] == n  # first: its wire position
+
+
+def test_string_values_shared_per_request_stay_exact() -> None:
+    # The scanner shares one str per distinct short string value in a request (found by a
+    # hash of its length and first and last 8 bytes) until its table is full, and stops
+    # looking up the values of a key that do not repeat: values alike in all of those, more
+    # distinct values than the table keeps, long values, non-ASCII text and empty strings
+    # must all come out exact, and values that repeat must be one str.
+    alike = [f"{'a' * 8}{n:04d}{'b' * 8}" for n in range(40)]
+    values = [*alike, *(f"v{n}" for n in range(600)), "é ✓", "", "x" * 128, "x" * 129]
+    spans = []
+    for n, value in enumerate(value for value in values for _ in range(3)):
+        attributes = {"same": "chat", "repeated": value, "unique": f"id-{n}"}
+        spans.append(_span(A if n % 2 else B, n % 250 + 1, **attributes))
+    groups, _ = _agree(request_of(*spans))
+    records = sorted(
+        (r for g in groups.values() for r in g[0]), key=lambda r: int(r.attributes["unique"][3:])
+    )
+    assert [r.attributes["repeated"] for r in records[::3]] == values
+    assert len({id(r.attributes["same"]) for r in records}) == 1
+    for n in range(0, 3 * len(alike), 3):  # the alike values, each kept in the table
+        assert records[n].attributes["repeated"] is records[n + 2].attributes["repeated"]

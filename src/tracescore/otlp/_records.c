@@ -72,6 +72,11 @@ static PyObject *shared(PyObject *cache, PyObject *value) {
     return kept;
 }
 
+/* Whether a str starts with the rule's name prefix: 1, 0, or -1 with an exception set. */
+static int prefixed_by(PyObject *rule, PyObject *name) {
+    return (int)PyUnicode_Tailmatch(name, PyTuple_GET_ITEM(rule, 2), 0, PY_SSIZE_T_MAX, -1);
+}
+
 /* Whether a span may be an agent span by the caller's rule (attribute, value, name prefix,
  * keys): its attribute equals value, or its name starts with the prefix, or it carries any of
  * the keys. 1, 0, or -1 with an exception set. No rule: every span is a candidate. */
@@ -84,8 +89,8 @@ static int is_candidate(PyObject *rule, PyObject *attrs, PyObject *name) {
     } else if (PyErr_Occurred()) {
         return -1;
     }
-    Py_ssize_t prefixed = PyUnicode_Tailmatch(name, PyTuple_GET_ITEM(rule, 2), 0, PY_SSIZE_T_MAX, -1);
-    if (prefixed) return (int)prefixed;
+    int prefixed = prefixed_by(rule, name);
+    if (prefixed) return prefixed;
     PyObject *keys = PyTuple_GET_ITEM(rule, 3);
     for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(keys); n++) {
         int carried = PyDict_Contains(attrs, PyTuple_GET_ITEM(keys, n));
@@ -94,20 +99,49 @@ static int is_candidate(PyObject *rule, PyObject *attrs, PyObject *name) {
     return 0;
 }
 
-/* The shared str of a span name (new reference), or NULL. */
-static PyObject *name_of(Shared *sh, const uint8_t *data, Py_ssize_t len) {
+/* Whether two attribute values are equal: exact str compared as str (no rich comparison to
+ * dispatch), anything else as == does. 1, 0, or -1 with an exception set. */
+static int same_value(PyObject *a, PyObject *b) {
+    if (PyUnicode_CheckExact(a) && PyUnicode_CheckExact(b))
+        return PyUnicode_GET_LENGTH(a) == PyUnicode_GET_LENGTH(b) && PyUnicode_Compare(a, b) == 0;
+    return PyObject_RichCompareBool(a, b, Py_EQ);
+}
+
+/* is_candidate() of a parsed span from what the scan noted (s->rule_*, s->prefixed) instead
+ * of asking its attributes dict: four dict lookups per span were most of the test's cost. */
+static int is_scanned_candidate(PyObject *rule, const Parsed *s, PyObject *attrs, PyObject *name) {
+    if (rule == NULL) return 1;
+    if (s->rule_unsure) return is_candidate(rule, attrs, name);
+    if (s->rule_value != NULL) {
+        int equal = same_value(s->rule_value, PyTuple_GET_ITEM(rule, 1));
+        if (equal) return equal;
+    }
+    int prefixed = s->prefixed >= 0 ? s->prefixed : prefixed_by(rule, name);
+    if (prefixed) return prefixed;
+    return s->rule_key;
+}
+
+/* The shared str of a span name (new reference), or NULL; *prefixed: whether it starts with
+ * the rule's name prefix, as the name table remembers it (-1: not known). */
+static PyObject *name_of(Shared *sh, const uint8_t *data, Py_ssize_t len, int *prefixed) {
     uint64_t hash = bytes_hash(data, len);
     NameSlot *slot;
     for (uint64_t i = hash;; i++) {
         slot = &sh->name_table[i & (NAME_TABLE_SIZE - 1)];
         if (slot->name == NULL) break;
         if (slot->hash == hash && slot->len == len &&
-            (len == 0 || memcmp(slot->data, data, len) == 0))
+            (len == 0 || memcmp(slot->data, data, len) == 0)) {
+            *prefixed = slot->prefixed;
             return Py_NewRef(slot->name);
+        }
     }
     PyObject *name = shared(sh->names, text_of(data, len));
+    *prefixed = -1;
     if (name != NULL && sh->names_used < NAME_TABLE_FILL) {
-        *slot = (NameSlot){.data = data, .len = len, .hash = hash, .name = Py_NewRef(name)};
+        int known = sh->rule == NULL ? -1 : prefixed_by(sh->rule, name);
+        if (known < 0) PyErr_Clear(); /* asked again by the candidate test, which reports it */
+        *slot = (NameSlot){.data = data, .len = len, .hash = hash, .name = Py_NewRef(name),
+                           .prefixed = known};
         sh->names_used++;
     }
     return name;
@@ -162,7 +196,7 @@ static PyObject *record_of(Shared *sh, Parsed *s, PyObject *trace_hex, PyObject 
         [R_TRACE_ID] = trace_hex,
         [R_SPAN_ID] = hex_of(s->sid, s->sid_len),
         [R_PARENT] = parent_set ? parent_hex_of(sh, s->parent) : Py_NewRef(Py_None),
-        [R_NAME] = name_of(sh, s->name, s->name_len),
+        [R_NAME] = name_of(sh, s->name, s->name_len, &s->prefixed),
         [R_START] = PyLong_FromUnsignedLongLong(s->start),
         [R_END] = PyLong_FromUnsignedLongLong(s->stop),
         [R_KIND] = PyLong_FromLong((int32_t)s->kind),
@@ -209,7 +243,8 @@ PyObject *tracescore_span_record(Ctx *ctx, Shared *sh, const uint8_t *data, Py_s
     PyObject *trace_hex = trace == NULL ? NULL : trace_hex_of(sh, trace, &s);
     PyObject *record = record_of(sh, &s, trace_hex, resource, scope);
     int candidate = record == NULL ? -1
-                    : is_candidate(sh->rule, field_of(record, R_ATTRIBUTES), field_of(record, R_NAME));
+                    : is_scanned_candidate(sh->rule, &s, field_of(record, R_ATTRIBUTES),
+                                           field_of(record, R_NAME));
     PyObject *items[8] = {
         PyLong_FromSsize_t(i), PyLong_FromSsize_t(j), PyLong_FromSsize_t(k), trace,
         bytes_of(s.sid, s.sid_len), PyLong_FromSsize_t(s.size), record,
@@ -234,10 +269,14 @@ typedef struct {
 struct Grouping {
     Group *groups; /* in order of first appearance */
     Py_ssize_t n, cap;
-    PyObject *index;   /* trace id bytes -> position in groups */
-    PyObject *rejects; /* list of (i, j, k, trace_id, span_id, name) */
+    /* Trace id -> position in groups + 1 (0: a free slot), open addressing over the raw 16
+     * bytes: spans of the traces of a request come interleaved, and a dict keyed by bytes cost
+     * a bytes object, its SipHash and a generic lookup per span (about 4% of the scan). */
+    Py_ssize_t *index;
+    Py_ssize_t index_size; /* a power of two, at least twice n */
+    PyObject *rejects;     /* list of (i, j, k, trace_id, span_id, name) */
     Py_ssize_t last;   /* the group of the previous valid span (spans of a trace come
-                          together, so most spans need no dict lookup), or -1 */
+                          together, so most spans need no index lookup), or -1 */
     Py_ssize_t spans;  /* spans seen so far: the wire position of the next one */
 };
 
@@ -245,9 +284,8 @@ Grouping *tracescore_grouping_new(void) {
     Grouping *g = PyMem_Calloc(1, sizeof *g);
     if (g == NULL) return (Grouping *)PyErr_NoMemory();
     g->last = -1;
-    g->index = PyDict_New();
     g->rejects = PyList_New(0);
-    if (g->index == NULL || g->rejects == NULL) {
+    if (g->rejects == NULL) {
         tracescore_grouping_free(g);
         return NULL;
     }
@@ -263,7 +301,7 @@ void tracescore_grouping_free(Grouping *g) {
         Py_XDECREF(p->candidates);
     }
     PyMem_Free(g->groups);
-    Py_XDECREF(g->index);
+    PyMem_Free(g->index);
     Py_XDECREF(g->rejects);
     PyMem_Free(g);
 }
@@ -276,40 +314,61 @@ static int valid_id(const uint8_t *data, Py_ssize_t len, Py_ssize_t want) {
     return any != 0;
 }
 
-/* The group of a valid trace id, made at its first span (at: that span's wire position). */
-static Group *group_of(Grouping *g, const uint8_t *trace, Py_ssize_t at) {
-    if (g->last >= 0 && memcmp(PyBytes_AS_STRING(g->groups[g->last].key), trace, 16) == 0)
-        return &g->groups[g->last];
-    PyObject *key = bytes_of(trace, 16);
-    if (key == NULL) return NULL;
-    PyObject *known = PyDict_GetItemWithError(g->index, key);
-    if (known != NULL) {
-        Py_DECREF(key);
-        g->last = PyLong_AsSsize_t(known);
-        return &g->groups[g->last];
+/* The index slot of a trace id: where its group's position is, or the free slot to put it. */
+static Py_ssize_t *index_slot(Grouping *g, const uint8_t *trace) {
+    for (uint64_t i = bytes_hash(trace, 16);; i++) {
+        Py_ssize_t *slot = &g->index[i & (g->index_size - 1)];
+        if (*slot == 0 || memcmp(PyBytes_AS_STRING(g->groups[*slot - 1].key), trace, 16) == 0)
+            return slot;
     }
-    if (PyErr_Occurred()) {
-        Py_DECREF(key);
-        return NULL;
-    }
+}
+
+/* Room for one more group: the groups array and an index at most half full. 0, or -1. */
+static int grow(Grouping *g) {
     if (g->n == g->cap) {
         Py_ssize_t cap = g->cap ? 2 * g->cap : 16;
         Group *grown = PyMem_Realloc(g->groups, cap * sizeof *grown);
         if (grown == NULL) {
-            Py_DECREF(key);
-            return (Group *)PyErr_NoMemory();
+            PyErr_NoMemory();
+            return -1;
         }
         g->groups = grown;
         g->cap = cap;
     }
+    if (2 * (g->n + 1) <= g->index_size) return 0;
+    Py_ssize_t size = g->index_size ? 2 * g->index_size : 64;
+    Py_ssize_t *index = PyMem_Calloc(size, sizeof *index);
+    if (index == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyMem_Free(g->index);
+    g->index = index;
+    g->index_size = size;
+    for (Py_ssize_t n = 0; n < g->n; n++)
+        *index_slot(g, (const uint8_t *)PyBytes_AS_STRING(g->groups[n].key)) = n + 1;
+    return 0;
+}
+
+/* The group of a valid trace id, made at its first span (at: that span's wire position). */
+static Group *group_of(Grouping *g, const uint8_t *trace, Py_ssize_t at) {
+    if (g->last >= 0 && memcmp(PyBytes_AS_STRING(g->groups[g->last].key), trace, 16) == 0)
+        return &g->groups[g->last];
+    if (g->index_size) {
+        Py_ssize_t known = *index_slot(g, trace);
+        if (known) {
+            g->last = known - 1;
+            return &g->groups[g->last];
+        }
+    }
+    if (grow(g)) return NULL;
+    PyObject *key = bytes_of(trace, 16);
+    if (key == NULL) return NULL;
     Group *p = &g->groups[g->n++]; /* counted now: grouping_free releases what is set */
     *p = (Group){.key = key, .hex = hex_of(trace, 16), .records = PyList_New(0),
                  .candidates = PyList_New(0), .last_root = -1, .first = at, .first_attr = -1};
-    PyObject *position = PyLong_FromSsize_t(g->n - 1);
-    int ok = p->hex != NULL && p->records != NULL && p->candidates != NULL &&
-             position != NULL && PyDict_SetItem(g->index, key, position) == 0;
-    Py_XDECREF(position);
-    if (!ok) return NULL;
+    if (p->hex == NULL || p->records == NULL || p->candidates == NULL) return NULL;
+    *index_slot(g, trace) = g->n;
     g->last = g->n - 1;
     return p;
 }
@@ -357,7 +416,7 @@ int tracescore_group_span(Ctx *ctx, Shared *sh, Grouping *g, const uint8_t *data
     }
     if (field_of(record, R_PARENT) == Py_None) p->last_root = PyList_GET_SIZE(p->records);
     p->size += size;
-    int candidate = is_candidate(sh->rule, attrs, field_of(record, R_NAME));
+    int candidate = is_scanned_candidate(sh->rule, &s, attrs, field_of(record, R_NAME));
     int rc = candidate < 0 ? -1 : PyList_Append(p->records, record);
     if (rc == 0 && candidate) {
         PyObject *items[4] = {PyLong_FromSsize_t(i), PyLong_FromSsize_t(j),

@@ -55,6 +55,21 @@ static Slot *table_find(Ctx *ctx, const uint8_t *data, Py_ssize_t len, uint64_t 
     }
 }
 
+/* RULE_* bits of a kept key (a str, or None when not kept). */
+static int rule_bits(Ctx *ctx, PyObject *kept) {
+    if (ctx->rule == NULL || kept == Py_None) return 0;
+    PyObject *attribute = PyTuple_GET_ITEM(ctx->rule, 0), *keys = PyTuple_GET_ITEM(ctx->rule, 3);
+    /* Exact str compare as dict keys do; anything else is left to the dict to decide. */
+    if (!PyUnicode_CheckExact(kept) || !PyUnicode_CheckExact(attribute)) return RULE_UNSURE;
+    int bits = PyUnicode_Compare(kept, attribute) == 0 ? RULE_ATTRIBUTE : 0;
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(keys); n++) {
+        PyObject *key = PyTuple_GET_ITEM(keys, n);
+        if (!PyUnicode_CheckExact(key)) return RULE_UNSURE;
+        if (PyUnicode_Compare(kept, key) == 0) bits |= RULE_KEY;
+    }
+    return bits;
+}
+
 /* Remember a key the dict holds (key: a bytes object owned by the dict). */
 static void table_add(Ctx *ctx, PyObject *key, PyObject *kept) {
     if (ctx->used >= TABLE_FILL || !PyBytes_Check(key)) return;
@@ -67,17 +82,61 @@ static void table_add(Ctx *ctx, PyObject *key, PyObject *kept) {
     slot->len = len;
     slot->hash = hash;
     slot->kept = kept;
+    slot->rule = rule_bits(ctx, kept);
     ctx->used++;
 }
 
-/* Decode one AnyValue payload; *size grows by the bytes the value holds. New reference. */
-static PyObject *any_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Py_ssize_t *size) {
+/* A string value of a kept key (key: its slot, or NULL) decoded, or shared from the value
+ * table (new reference), or NULL with an exception set when it is not UTF-8. */
+static PyObject *string_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize_t len) {
+    if (key == NULL || len > VALUE_CACHE_MAX ||
+        (key->value_misses >= VALUE_MISSES_TRIED && 2 * key->value_hits < key->value_misses))
+        return PyUnicode_DecodeUTF8((const char *)data, len, NULL);
+    uint64_t hash = bytes_hash(data, len);
+    ValueSlot *slot;
+    for (uint64_t i = hash;; i++) {
+        slot = &ctx->values[i & (VALUE_TABLE_SIZE - 1)];
+        if (slot->text == NULL) break;
+        if (slot->hash == hash && slot->len == len && memcmp(slot->data, data, len) == 0) {
+            key->value_hits++;
+            return Py_NewRef(slot->text);
+        }
+    }
+    key->value_misses++;
+    PyObject *text = PyUnicode_DecodeUTF8((const char *)data, len, NULL);
+    if (text != NULL && ctx->values_used < VALUE_TABLE_FILL) {
+        *slot = (ValueSlot){.data = data, .len = len, .hash = hash, .text = Py_NewRef(text)};
+        ctx->values_used++;
+    }
+    return text;
+}
+
+/* Release the value table's strings (at the end of a call). */
+static void values_clear(Ctx *ctx) {
+    for (int n = 0; n < VALUE_TABLE_SIZE; n++) Py_CLEAR(ctx->values[n].text);
+    ctx->values_used = 0;
+}
+
+/* Decode one AnyValue payload of a kept key (key: its slot, or NULL); *size grows by the
+ * bytes the value holds. New reference. */
+static PyObject *any_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize_t len,
+                           Py_ssize_t *size) {
     if (len == 0) Py_RETURN_NONE;
     const uint8_t *p = data, *end = data + len;
     Field f;
-    if (next_field(&p, end, &f) == 0 && p == end) {
+    uint64_t n;
+    if (*data == 0x0A && read_varint(&p, end, &n) == 0 && read_varint(&p, end, &n) == 0 &&
+        n == (uint64_t)(end - p)) {
+        /* The usual string value, one field filling the AnyValue: no general field read. */
+        f = (Field){.number = 1, .wire = 2, .data = p, .len = (Py_ssize_t)n};
+        p = end;
+    } else {
+        p = data;
+        if (next_field(&p, end, &f)) p = data; /* malformed: left to upb below */
+    }
+    if (p == end) {
         if (f.number == 1 && f.wire == 2) {
-            PyObject *text = PyUnicode_DecodeUTF8((const char *)f.data, f.len, NULL);
+            PyObject *text = string_value(ctx, key, f.data, f.len);
             if (text != NULL) {
                 *size += PyUnicode_GET_LENGTH(text);
                 return text;
@@ -109,9 +168,11 @@ static PyObject *any_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Py_ssi
     return value;
 }
 
-/* The kept key for raw key bytes (new reference): a str, Py_None when not kept, NULL on error. */
-static PyObject *kept_key(Ctx *ctx, const uint8_t *data, Py_ssize_t len) {
+/* The kept key for raw key bytes (new reference): a str, Py_None when not kept, NULL on error;
+ * *found: its slot in the table, or NULL when it is past the table's fill. */
+static PyObject *kept_key(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Slot **found) {
     Slot *slot = table_find(ctx, data, len, bytes_hash(data, len));
+    *found = slot->data != NULL ? slot : NULL;
     if (slot->data != NULL) return Py_NewRef(slot->kept);
     PyObject *raw = PyBytes_FromStringAndSize((const char *)data, len);
     if (raw == NULL) return NULL;
@@ -127,18 +188,38 @@ static PyObject *kept_key(Ctx *ctx, const uint8_t *data, Py_ssize_t len) {
                 table_add(ctx, raw, kept); /* the dict now owns raw and kept */
         }
     }
+    *found = slot->data != NULL ? slot : NULL; /* table_add filled the free slot found */
     Py_DECREF(raw);
     return kept;
 }
 
-/* Add one KeyValue to attrs when its key is kept. 0 on success, -1 on error. */
-static int key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, PyObject *attrs,
-                     Py_ssize_t *size) {
+/* Add one KeyValue to s's attributes when its key is kept. 0 on success, -1 on error. */
+static int key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *s) {
+    PyObject *attrs = s->attrs;
+    Py_ssize_t *size = &s->size;
     const uint8_t *p = data, *end = data + len;
     const uint8_t *key = NULL, *value = NULL;
     Py_ssize_t key_len = 0, value_len = 0;
     int values = 0, odd = 0;
     Field f;
+    uint64_t n;
+    /* The usual encoding, a short key then at most one value, read without the general field
+     * reader: 0x0A <key length> <key> [0x12 <value length> <AnyValue filling the rest>]. */
+    if (len >= 2 && data[0] == 0x0A && data[1] < 0x80 && data[1] <= len - 2) {
+        const uint8_t *q = data + 2 + data[1];
+        if (q == end) {
+            key = data + 2;
+            key_len = data[1];
+            p = end;
+        } else if (*q++ == 0x12 && read_varint(&q, end, &n) == 0 && n == (uint64_t)(end - q)) {
+            key = data + 2;
+            key_len = data[1];
+            value = q;
+            value_len = (Py_ssize_t)n;
+            values = 1;
+            p = end;
+        }
+    }
     while (p < end) {
         if (read_field(&p, end, &f, "attribute")) return -1;
         if (f.number == 1) {
@@ -159,6 +240,7 @@ static int key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, PyObject *at
         PyObject *pair = PyObject_CallOneArg(ctx->slow_kv, raw);
         Py_DECREF(raw);
         if (pair == NULL) return -1;
+        s->rule_unsure = 1;
         int rc = 0;
         if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 3) {
             PyErr_SetString(PyExc_TypeError, "slow_kv must return (key, value, size)");
@@ -170,14 +252,22 @@ static int key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, PyObject *at
         Py_DECREF(pair);
         return rc;
     }
-    PyObject *kept = kept_key(ctx, key, key_len);
+    Slot *slot;
+    PyObject *kept = kept_key(ctx, key, key_len, &slot);
     if (kept == NULL) return -1;
+    int rule = slot != NULL ? slot->rule : RULE_UNSURE;
     if (kept == Py_None) {
         Py_DECREF(kept);
         return 0;
     }
-    PyObject *decoded = value == NULL ? Py_NewRef(Py_None) : any_value(ctx, value, value_len, size);
+    PyObject *decoded =
+        value == NULL ? Py_NewRef(Py_None) : any_value(ctx, slot, value, value_len, size);
     int rc = decoded == NULL ? -1 : PyDict_SetItem(attrs, kept, decoded);
+    if (rc == 0) { /* the dict holds decoded until a later value of the key replaces it */
+        if (rule & RULE_ATTRIBUTE) s->rule_value = decoded;
+        s->rule_key |= (rule & RULE_KEY) != 0;
+        s->rule_unsure |= (rule & RULE_UNSURE) != 0;
+    }
     Py_XDECREF(decoded);
     Py_DECREF(kept);
     return rc;
@@ -193,9 +283,18 @@ int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed 
     const uint8_t *p = data, *end = data + len;
     PyObject *events = NULL;
     memset(s, 0, sizeof *s);
+    s->prefixed = -1;
     if ((s->attrs = PyDict_New()) == NULL) return -1;
     Field f;
+    uint64_t n;
     while (p < end) {
+        /* Most fields of a span are attributes (field 9, wire 2: tag 0x4A): straight to them. */
+        const uint8_t *q = p + 1;
+        if (*p == 0x4A && read_varint(&q, end, &n) == 0 && n <= (uint64_t)(end - q)) {
+            if (key_value(ctx, q, (Py_ssize_t)n, s)) goto fail;
+            p = q + n;
+            continue;
+        }
         if (read_field(&p, end, &f, "span")) goto fail;
         switch (f.number) {
         case 1: if (f.wire == 2) { s->trace = f.data; s->trace_len = f.len; } break;
@@ -206,7 +305,7 @@ int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed 
         case 7: if (f.wire == 1) s->start = f.value; break;
         case 8: if (f.wire == 1) s->stop = f.value; break;
         case 9:
-            if (f.wire == 2 && key_value(ctx, f.data, f.len, s->attrs, &s->size)) goto fail;
+            if (f.wire == 2 && key_value(ctx, f.data, f.len, s)) goto fail;
             break;
         case 11:
             if (f.wire == 2) {
@@ -282,8 +381,9 @@ typedef struct {
 
 /* Every span of body, as tuples (records == NULL) or records, appended to a new list. */
 static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
-    ctx->used = 0;
+    ctx->used = ctx->values_used = 0;
     memset(ctx->table, 0, sizeof ctx->table);
+    memset(ctx->values, 0, sizeof ctx->values);
     Py_ssize_t at = 0;
     PyObject *key, *kept;
     while (PyDict_Next(ctx->keys, &at, &key, &kept)) table_add(ctx, key, kept);
@@ -368,8 +468,10 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
         }
         Py_DECREF(resource);
     }
+    values_clear(ctx);
     return out;
 fail:
+    values_clear(ctx);
     Py_DECREF(out);
     return NULL;
 }
@@ -380,6 +482,7 @@ static PyObject *scan_spans(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*O!OOOn", &body, &PyDict_Type, &ctx.keys, &ctx.classify,
                           &ctx.decode_value, &ctx.slow_kv, &ctx.overhead))
         return NULL;
+    ctx.rule = NULL;
     PyObject *out = walk(&ctx, &body, NULL);
     PyBuffer_Release(&body);
     return out;
@@ -408,7 +511,7 @@ static PyObject *scan_with(PyObject *args, const char *caller, int grouped) {
                           &PyDict_Type, &records.shared.names, &PyDict_Type, &records.resources,
                           &records.resource_fn, &rule))
         return NULL;
-    records.shared.rule = rule == Py_None ? NULL : rule;
+    records.shared.rule = ctx.rule = rule == Py_None ? NULL : rule;
     PyObject *out = NULL;
     if (rule != Py_None && !valid_rule(rule)) {
         PyErr_Format(PyExc_TypeError,

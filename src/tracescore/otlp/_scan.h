@@ -28,7 +28,31 @@ typedef struct {
     Py_ssize_t len;
     uint64_t hash;
     PyObject *kept; /* borrowed from the dict */
+    int rule;       /* what the kept key is to the candidate rule: RULE_* bits */
+    /* String values of the key found in / missing from the value table during this call:
+     * a key whose values do not repeat (ids, arguments) stops looking them up there. */
+    int value_hits, value_misses;
 } Slot;
+
+/* A kept key is the rule's attribute, one of its keys, or (RULE_UNSURE) not known to be
+ * neither: the candidate test then asks the attributes dict, as without these bits. */
+enum { RULE_ATTRIBUTE = 1, RULE_KEY = 2, RULE_UNSURE = 4 };
+
+/* String attribute values decoded in this call: raw bytes (in the request) -> the str made
+ * once (owned). Most attribute values repeat across the spans of a request ("chat", model,
+ * tool and agent names): sharing one str spares decoding, allocating and later freeing one
+ * per span. Values longer than VALUE_CACHE_MAX are not looked for (few of them repeat). */
+#define VALUE_TABLE_SIZE 512
+#define VALUE_TABLE_FILL 256
+#define VALUE_CACHE_MAX 128
+/* A key stops looking its values up after this many misses, unless half of them hit. */
+#define VALUE_MISSES_TRIED 16
+typedef struct {
+    const uint8_t *data;
+    Py_ssize_t len;
+    uint64_t hash;
+    PyObject *text; /* NULL: a free slot */
+} ValueSlot;
 
 typedef struct {
     PyObject *keys;
@@ -36,8 +60,10 @@ typedef struct {
     PyObject *decode_value;
     PyObject *slow_kv;
     Py_ssize_t overhead;
-    int used;
+    PyObject *rule; /* the agent-candidate rule (see Shared), or NULL */
+    int used, values_used;
     Slot table[TABLE_SIZE];
+    ValueSlot values[VALUE_TABLE_SIZE];
 } Ctx;
 
 static inline int read_varint(const uint8_t **pos, const uint8_t *end, uint64_t *out) {
@@ -64,9 +90,12 @@ static inline int read_varint(const uint8_t **pos, const uint8_t *end, uint64_t 
 }
 
 static inline uint64_t little_endian(const uint8_t *p, int n) {
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
+    /* Written out so the compiler makes one load of it; a loop over n was 1% of the scan. */
+    uint64_t low = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+                   (uint64_t)p[3] << 24;
+    if (n == 4) return low;
+    return low | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+           (uint64_t)p[7] << 56;
 }
 
 /* The next field at *pos; 0 on success, -1 when malformed. */
@@ -143,6 +172,12 @@ typedef struct {
     Py_ssize_t size;
     PyObject *attrs;  /* dict of kept attributes */
     PyObject *events; /* tuple of raw Span.Event bytes */
+    /* What the candidate rule asks of attrs, noted as they were kept: the value of its
+     * attribute (borrowed from attrs), whether one of its keys was kept, and whether some
+     * attribute came another way (then the rule asks attrs itself). */
+    PyObject *rule_value;
+    int rule_key, rule_unsure;
+    int prefixed; /* whether the name starts with the rule's prefix, -1: not known */
 } Parsed;
 
 /* A hash of raw bytes for the per-call tables (attribute keys, span names): the length and
@@ -171,6 +206,7 @@ typedef struct {
     Py_ssize_t len;
     uint64_t hash;
     PyObject *name; /* NULL: a free slot */
+    int prefixed;   /* whether name starts with the rule's name prefix, -1: not known */
 } NameSlot;
 
 typedef struct {
