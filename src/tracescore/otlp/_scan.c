@@ -42,236 +42,10 @@
  * validate_request(body) -> None, or what makes body no ExportTraceServiceRequest (and where):
  *   upb's verdict without building the message, _validate.c.
  * Raises ValueError on malformed input (callers checked the request first: validate_request).
- * Records live in _records.c, the cut in _cut.c, what they share in _scan.h.
+ * Attributes are read in _attributes.c, records live in _records.c, the cut in _cut.c, what
+ * they share in _scan.h.
  */
 #include "_scan.h"
-
-static Slot *table_find(Ctx *ctx, const uint8_t *data, Py_ssize_t len, uint64_t hash) {
-    for (uint64_t i = hash;; i++) {
-        Slot *slot = &ctx->table[i & (TABLE_SIZE - 1)];
-        if (slot->data == NULL ||
-            (slot->hash == hash && slot->len == len && memcmp(slot->data, data, len) == 0))
-            return slot;
-    }
-}
-
-/* RULE_* bits of a kept key (a str, or None when not kept). */
-static int rule_bits(Ctx *ctx, PyObject *kept) {
-    if (ctx->rule == NULL || kept == Py_None) return 0;
-    PyObject *attribute = PyTuple_GET_ITEM(ctx->rule, 0), *keys = PyTuple_GET_ITEM(ctx->rule, 3);
-    /* Exact str compare as dict keys do; anything else is left to the dict to decide. */
-    if (!PyUnicode_CheckExact(kept) || !PyUnicode_CheckExact(attribute)) return RULE_UNSURE;
-    int bits = PyUnicode_Compare(kept, attribute) == 0 ? RULE_ATTRIBUTE : 0;
-    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(keys); n++) {
-        PyObject *key = PyTuple_GET_ITEM(keys, n);
-        if (!PyUnicode_CheckExact(key)) return RULE_UNSURE;
-        if (PyUnicode_Compare(kept, key) == 0) bits |= RULE_KEY;
-    }
-    return bits;
-}
-
-/* Remember a key the dict holds (key: a bytes object owned by the dict). */
-static void table_add(Ctx *ctx, PyObject *key, PyObject *kept) {
-    if (ctx->used >= TABLE_FILL || !PyBytes_Check(key)) return;
-    const uint8_t *data = (const uint8_t *)PyBytes_AS_STRING(key);
-    Py_ssize_t len = PyBytes_GET_SIZE(key);
-    uint64_t hash = bytes_hash(data, len);
-    Slot *slot = table_find(ctx, data, len, hash);
-    if (slot->data != NULL) return;
-    slot->data = (const char *)data;
-    slot->len = len;
-    slot->hash = hash;
-    slot->kept = kept;
-    slot->rule = rule_bits(ctx, kept);
-    ctx->used++;
-}
-
-/* A string value of a kept key (key: its slot, or NULL) decoded, or shared from the value
- * table (new reference), or NULL with an exception set when it is not UTF-8. */
-static PyObject *string_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize_t len) {
-    if (key == NULL || len > VALUE_CACHE_MAX ||
-        (key->value_misses >= VALUE_MISSES_TRIED && 2 * key->value_hits < key->value_misses))
-        return PyUnicode_DecodeUTF8((const char *)data, len, NULL);
-    uint64_t hash = bytes_hash(data, len);
-    ValueSlot *slot;
-    for (uint64_t i = hash;; i++) {
-        slot = &ctx->values[i & (VALUE_TABLE_SIZE - 1)];
-        if (slot->text == NULL) break;
-        if (slot->hash == hash && slot->len == len && memcmp(slot->data, data, len) == 0) {
-            key->value_hits++;
-            return Py_NewRef(slot->text);
-        }
-    }
-    key->value_misses++;
-    PyObject *text = PyUnicode_DecodeUTF8((const char *)data, len, NULL);
-    if (text != NULL && ctx->values_used < VALUE_TABLE_FILL) {
-        *slot = (ValueSlot){.data = data, .len = len, .hash = hash, .text = Py_NewRef(text)};
-        ctx->values_used++;
-    }
-    return text;
-}
-
-/* Release the value table's strings (at the end of a call). */
-static void values_clear(Ctx *ctx) {
-    for (int n = 0; n < VALUE_TABLE_SIZE; n++) Py_CLEAR(ctx->values[n].text);
-    ctx->values_used = 0;
-}
-
-/* Decode one AnyValue payload of a kept key (key: its slot, or NULL); *size grows by the
- * bytes the value holds. New reference. */
-static PyObject *any_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize_t len,
-                           Py_ssize_t *size) {
-    if (len == 0) Py_RETURN_NONE;
-    const uint8_t *p = data, *end = data + len;
-    Field f;
-    uint64_t n;
-    if (*data == 0x0A && read_varint(&p, end, &n) == 0 && read_varint(&p, end, &n) == 0 &&
-        n == (uint64_t)(end - p)) {
-        /* The usual string value, one field filling the AnyValue: no general field read. */
-        f = (Field){.number = 1, .wire = 2, .data = p, .len = (Py_ssize_t)n};
-        p = end;
-    } else {
-        p = data;
-        if (next_field(&p, end, &f)) p = data; /* malformed: left to upb below */
-    }
-    if (p == end) {
-        if (f.number == 1 && f.wire == 2) {
-            PyObject *text = string_value(ctx, key, f.data, f.len);
-            if (text != NULL) {
-                *size += PyUnicode_GET_LENGTH(text);
-                return text;
-            }
-            PyErr_Clear(); /* let upb say what is wrong with it */
-        } else if (f.number == 2 && f.wire == 0) {
-            return PyBool_FromLong(f.value != 0);
-        } else if (f.number == 3 && f.wire == 0) {
-            return PyLong_FromLongLong((long long)(int64_t)f.value);
-        } else if (f.number == 4 && f.wire == 1) {
-            double d;
-            memcpy(&d, &f.value, sizeof d);
-            return PyFloat_FromDouble(d);
-        } else if (f.number == 7 && f.wire == 2) {
-            *size += f.len;
-            return PyBytes_FromStringAndSize((const char *)f.data, f.len);
-        }
-    }
-    PyObject *raw = PyBytes_FromStringAndSize((const char *)data, len);
-    if (raw == NULL) return NULL;
-    PyObject *value = PyObject_CallOneArg(ctx->decode_value, raw);
-    Py_DECREF(raw);
-    if (value != NULL && value != Py_None && !PyBool_Check(value) && !PyLong_Check(value) &&
-        !PyFloat_Check(value)) {
-        *size += PyUnicode_Check(value) ? PyUnicode_GET_LENGTH(value)
-                 : PyBytes_Check(value) ? PyBytes_GET_SIZE(value)
-                                        : len;
-    }
-    return value;
-}
-
-/* The kept key for raw key bytes (new reference): a str, Py_None when not kept, NULL on error;
- * *found: its slot in the table, or NULL when it is past the table's fill. */
-static PyObject *kept_key(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Slot **found) {
-    Slot *slot = table_find(ctx, data, len, bytes_hash(data, len));
-    *found = slot->data != NULL ? slot : NULL;
-    if (slot->data != NULL) return Py_NewRef(slot->kept);
-    PyObject *raw = PyBytes_FromStringAndSize((const char *)data, len);
-    if (raw == NULL) return NULL;
-    PyObject *kept = PyDict_GetItemWithError(ctx->keys, raw);
-    if (kept != NULL) {
-        Py_INCREF(kept); /* a key past the table's fill: raw is not the dict's own object */
-    } else if (!PyErr_Occurred()) {
-        kept = PyObject_CallOneArg(ctx->classify, raw);
-        if (kept != NULL && PyDict_GET_SIZE(ctx->keys) < KEY_CACHE_LIMIT) {
-            if (PyDict_SetItem(ctx->keys, raw, kept) < 0)
-                Py_CLEAR(kept);
-            else
-                table_add(ctx, raw, kept); /* the dict now owns raw and kept */
-        }
-    }
-    *found = slot->data != NULL ? slot : NULL; /* table_add filled the free slot found */
-    Py_DECREF(raw);
-    return kept;
-}
-
-/* Add one KeyValue to s's attributes when its key is kept. 0 on success, -1 on error. */
-static int key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *s) {
-    PyObject *attrs = s->attrs;
-    Py_ssize_t *size = &s->size;
-    const uint8_t *p = data, *end = data + len;
-    const uint8_t *key = NULL, *value = NULL;
-    Py_ssize_t key_len = 0, value_len = 0;
-    int values = 0, odd = 0;
-    Field f;
-    uint64_t n;
-    /* The usual encoding, a short key then at most one value, read without the general field
-     * reader: 0x0A <key length> <key> [0x12 <value length> <AnyValue filling the rest>]. */
-    if (len >= 2 && data[0] == 0x0A && data[1] < 0x80 && data[1] <= len - 2) {
-        const uint8_t *q = data + 2 + data[1];
-        if (q == end) {
-            key = data + 2;
-            key_len = data[1];
-            p = end;
-        } else if (*q++ == 0x12 && read_varint(&q, end, &n) == 0 && n == (uint64_t)(end - q)) {
-            key = data + 2;
-            key_len = data[1];
-            value = q;
-            value_len = (Py_ssize_t)n;
-            values = 1;
-            p = end;
-        }
-    }
-    while (p < end) {
-        if (read_field(&p, end, &f, "attribute")) return -1;
-        if (f.number == 1) {
-            if (f.wire != 2) odd = 1;
-            key = f.data;
-            key_len = f.len;
-        } else if (f.number == 2) {
-            if (f.wire != 2) odd = 1;
-            value = f.data;
-            value_len = f.len;
-            values++;
-        }
-    }
-    if (odd || values > 1 || key == NULL) {
-        /* Repeated or mistyped fields have merge rules upb knows: let it decode them. */
-        PyObject *raw = PyBytes_FromStringAndSize((const char *)data, len);
-        if (raw == NULL) return -1;
-        PyObject *pair = PyObject_CallOneArg(ctx->slow_kv, raw);
-        Py_DECREF(raw);
-        if (pair == NULL) return -1;
-        s->rule_unsure = 1;
-        int rc = 0;
-        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 3) {
-            PyErr_SetString(PyExc_TypeError, "slow_kv must return (key, value, size)");
-            rc = -1;
-        } else if (PyTuple_GET_ITEM(pair, 0) != Py_None) {
-            rc = PyDict_SetItem(attrs, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1));
-            *size += PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 2));
-        }
-        Py_DECREF(pair);
-        return rc;
-    }
-    Slot *slot;
-    PyObject *kept = kept_key(ctx, key, key_len, &slot);
-    if (kept == NULL) return -1;
-    int rule = slot != NULL ? slot->rule : RULE_UNSURE;
-    if (kept == Py_None) {
-        Py_DECREF(kept);
-        return 0;
-    }
-    PyObject *decoded =
-        value == NULL ? Py_NewRef(Py_None) : any_value(ctx, slot, value, value_len, size);
-    int rc = decoded == NULL ? -1 : PyDict_SetItem(attrs, kept, decoded);
-    if (rc == 0) { /* the dict holds decoded until a later value of the key replaces it */
-        if (rule & RULE_ATTRIBUTE) s->rule_value = decoded;
-        s->rule_key |= (rule & RULE_KEY) != 0;
-        s->rule_unsure |= (rule & RULE_UNSURE) != 0;
-    }
-    Py_XDECREF(decoded);
-    Py_DECREF(kept);
-    return rc;
-}
 
 static void parsed_clear(Parsed *s) {
     Py_CLEAR(s->attrs);
@@ -291,7 +65,7 @@ int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed 
         /* Most fields of a span are attributes (field 9, wire 2: tag 0x4A): straight to them. */
         const uint8_t *q = p + 1;
         if (*p == 0x4A && read_varint(&q, end, &n) == 0 && n <= (uint64_t)(end - q)) {
-            if (key_value(ctx, q, (Py_ssize_t)n, s)) goto fail;
+            if (tracescore_key_value(ctx, q, (Py_ssize_t)n, s)) goto fail;
             p = q + n;
             continue;
         }
@@ -305,7 +79,7 @@ int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed 
         case 7: if (f.wire == 1) s->start = f.value; break;
         case 8: if (f.wire == 1) s->stop = f.value; break;
         case 9:
-            if (f.wire == 2 && key_value(ctx, f.data, f.len, s)) goto fail;
+            if (f.wire == 2 && tracescore_key_value(ctx, f.data, f.len, s)) goto fail;
             break;
         case 11:
             if (f.wire == 2) {
@@ -386,7 +160,7 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
     memset(ctx->values, 0, sizeof ctx->values);
     Py_ssize_t at = 0;
     PyObject *key, *kept;
-    while (PyDict_Next(ctx->keys, &at, &key, &kept)) table_add(ctx, key, kept);
+    while (PyDict_Next(ctx->keys, &at, &key, &kept)) tracescore_table_add(ctx, key, kept);
     PyObject *out = PyList_New(0);
     const uint8_t *p = body->buf, *end = p + body->len;
     Py_ssize_t i = -1;
@@ -468,10 +242,10 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
         }
         Py_DECREF(resource);
     }
-    values_clear(ctx);
+    tracescore_values_clear(ctx);
     return out;
 fail:
-    values_clear(ctx);
+    tracescore_values_clear(ctx);
     Py_DECREF(out);
     return NULL;
 }

@@ -226,6 +226,11 @@ typedef struct Grouping Grouping;
 
 /* _scan.c */
 int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *s);
+/* _attributes.c: one KeyValue added to s's attributes when its key is kept (0, -1 on error);
+ * a key of the caller's dict entered in the call's key table; the value table released. */
+int tracescore_key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *s);
+void tracescore_table_add(Ctx *ctx, PyObject *key, PyObject *kept);
+void tracescore_values_clear(Ctx *ctx);
 /* _records.c */
 PyObject *tracescore_bind(PyObject *self, PyObject *args);
 /* Release what a call's Shared holds (name table, parent cache). */
