@@ -12,7 +12,15 @@ setup(
             "tracescore.otlp._scan",
             [
                 f"src/tracescore/otlp/{name}.c"
-                for name in ("_scan", "_attributes", "_records", "_cut", "_genai", "_flat", "_validate")
+                for name in (
+                    "_scan",
+                    "_attributes",
+                    "_records",
+                    "_cut",
+                    "_genai",
+                    "_flat",
+                    "_validate",
+                )
             ],
             depends=["src/tracescore/otlp/_scan.h", "src/tracescore/otlp/_genai.h"],
             optional=True,
