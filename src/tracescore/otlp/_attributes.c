@@ -50,19 +50,15 @@ static PyObject *string_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize
         (key->value_misses >= VALUE_MISSES_TRIED && 2 * key->value_hits < key->value_misses))
         return PyUnicode_DecodeUTF8((const char *)data, len, NULL);
     uint64_t hash = bytes_hash(data, len);
-    ValueSlot *slot;
-    for (uint64_t i = hash;; i++) {
-        slot = &ctx->values[i & (VALUE_TABLE_SIZE - 1)];
-        if (slot->text == NULL) break;
-        if (slot->hash == hash && slot->len == len && memcmp(slot->data, data, len) == 0) {
-            key->value_hits++;
-            return Py_NewRef(slot->text);
-        }
+    TextSlot *slot = text_slot(ctx->values, VALUE_TABLE_SIZE, data, len, hash);
+    if (slot->text != NULL) {
+        key->value_hits++;
+        return Py_NewRef(slot->text);
     }
     key->value_misses++;
     PyObject *text = PyUnicode_DecodeUTF8((const char *)data, len, NULL);
     if (text != NULL && ctx->values_used < VALUE_TABLE_FILL) {
-        *slot = (ValueSlot){.data = data, .len = len, .hash = hash, .text = Py_NewRef(text)};
+        *slot = (TextSlot){.data = data, .len = len, .hash = hash, .text = Py_NewRef(text)};
         ctx->values_used++;
     }
     return text;
@@ -70,7 +66,7 @@ static PyObject *string_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize
 
 /* Release the value table's strings (at the end of a call). */
 void tracescore_values_clear(Ctx *ctx) {
-    for (int n = 0; n < VALUE_TABLE_SIZE; n++) Py_CLEAR(ctx->values[n].text);
+    text_table_clear(ctx->values, VALUE_TABLE_SIZE);
     ctx->values_used = 0;
 }
 

@@ -125,22 +125,17 @@ static int is_scanned_candidate(PyObject *rule, const Parsed *s, PyObject *attrs
  * the rule's name prefix, as the name table remembers it (-1: not known). */
 static PyObject *name_of(Shared *sh, const uint8_t *data, Py_ssize_t len, int *prefixed) {
     uint64_t hash = bytes_hash(data, len);
-    NameSlot *slot;
-    for (uint64_t i = hash;; i++) {
-        slot = &sh->name_table[i & (NAME_TABLE_SIZE - 1)];
-        if (slot->name == NULL) break;
-        if (slot->hash == hash && slot->len == len &&
-            (len == 0 || memcmp(slot->data, data, len) == 0)) {
-            *prefixed = slot->prefixed;
-            return Py_NewRef(slot->name);
-        }
+    TextSlot *slot = text_slot(sh->name_table, NAME_TABLE_SIZE, data, len, hash);
+    if (slot->text != NULL) {
+        *prefixed = slot->prefixed;
+        return Py_NewRef(slot->text);
     }
     PyObject *name = shared(sh->names, text_of(data, len));
     *prefixed = -1;
     if (name != NULL && sh->names_used < NAME_TABLE_FILL) {
         int known = sh->rule == NULL ? -1 : prefixed_by(sh->rule, name);
         if (known < 0) PyErr_Clear(); /* asked again by the candidate test, which reports it */
-        *slot = (NameSlot){.data = data, .len = len, .hash = hash, .name = Py_NewRef(name),
+        *slot = (TextSlot){.data = data, .len = len, .hash = hash, .text = Py_NewRef(name),
                            .prefixed = known};
         sh->names_used++;
     }
@@ -159,7 +154,7 @@ static PyObject *parent_hex_of(Shared *sh, const uint8_t *parent) {
 }
 
 void tracescore_shared_clear(Shared *sh) {
-    for (int n = 0; n < NAME_TABLE_SIZE; n++) Py_CLEAR(sh->name_table[n].name);
+    text_table_clear(sh->name_table, NAME_TABLE_SIZE);
     sh->names_used = 0;
     Py_CLEAR(sh->parent_hex);
 }

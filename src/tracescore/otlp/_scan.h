@@ -47,12 +47,15 @@ enum { RULE_ATTRIBUTE = 1, RULE_KEY = 2, RULE_UNSURE = 4 };
 #define VALUE_CACHE_MAX 128
 /* A key stops looking its values up after this many misses, unless half of them hit. */
 #define VALUE_MISSES_TRIED 16
+/* A slot of the per-call tables of str made from raw bytes in the request (string values here,
+ * span names in Shared): open addressing over bytes_hash, at most half full (text_slot). */
 typedef struct {
     const uint8_t *data;
     Py_ssize_t len;
     uint64_t hash;
-    PyObject *text; /* NULL: a free slot */
-} ValueSlot;
+    PyObject *text; /* owned; NULL: a free slot */
+    int prefixed;   /* span names: whether it starts with the rule's name prefix, -1: not known */
+} TextSlot;
 
 typedef struct {
     PyObject *keys;
@@ -63,7 +66,7 @@ typedef struct {
     PyObject *rule; /* the agent-candidate rule (see Shared), or NULL */
     int used, values_used;
     Slot table[TABLE_SIZE];
-    ValueSlot values[VALUE_TABLE_SIZE];
+    TextSlot values[VALUE_TABLE_SIZE];
 } Ctx;
 
 static inline int read_varint(const uint8_t **pos, const uint8_t *end, uint64_t *out) {
@@ -201,13 +204,22 @@ static inline uint64_t bytes_hash(const uint8_t *p, Py_ssize_t n) {
  * spans of a request repeat a few names: this spares decoding each one and its dict lookup. */
 #define NAME_TABLE_SIZE 256
 #define NAME_TABLE_FILL 128
-typedef struct {
-    const uint8_t *data;
-    Py_ssize_t len;
-    uint64_t hash;
-    PyObject *name; /* NULL: a free slot */
-    int prefixed;   /* whether name starts with the rule's name prefix, -1: not known */
-} NameSlot;
+/* The slot of `data` (hashed `hash`) in `table` of `size` slots (a power of two): the one
+ * holding its str, or the free one where it belongs. */
+static inline TextSlot *text_slot(TextSlot *table, uint64_t size, const uint8_t *data,
+                                  Py_ssize_t len, uint64_t hash) {
+    for (uint64_t i = hash;; i++) {
+        TextSlot *slot = &table[i & (size - 1)];
+        if (slot->text == NULL || (slot->hash == hash && slot->len == len &&
+                                   (len == 0 || memcmp(slot->data, data, len) == 0)))
+            return slot;
+    }
+}
+
+/* Release a table's strings (at the end of a call). */
+static inline void text_table_clear(TextSlot *table, int size) {
+    for (int n = 0; n < size; n++) Py_CLEAR(table[n].text);
+}
 
 typedef struct {
     PyObject *names;     /* span name -> the one str object kept for it */
@@ -218,7 +230,7 @@ typedef struct {
     uint8_t parent[8];
     PyObject *parent_hex;
     int names_used;
-    NameSlot name_table[NAME_TABLE_SIZE];
+    TextSlot name_table[NAME_TABLE_SIZE];
 } Shared;
 
 /* Spans grouped by trace while they are scanned (scan_grouped; _records.c). */
