@@ -7,6 +7,7 @@ whose scoring fails must cost only its own annotations.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from tracescore import semconv
 from tracescore.config import parse_config
 from tracescore.export import events
 from tracescore.export.metrics import Telemetry
+from tracescore.model.trajectory import Trajectory
 from tracescore.pipeline import scoring
 from tracescore.pipeline.scoring import RunScorer
 
@@ -100,3 +102,24 @@ def test_a_trace_whose_scoring_fails_costs_only_its_own_annotations(
     assert all(scored[:2] + scored[3:])
     trace_ids = {r.trace_id.hex() for _, _, r in _records(sink.sent)}
     assert trace_ids == {r.trace_id for r in batch} - {broken}
+
+
+def test_a_batch_lets_each_run_go_once_it_is_scored() -> None:
+    # A tick scores hundreds of traces; kept alive until the batch's logs were framed, their
+    # trajectories were most of what the garbage collector scanned (twice) under load.
+    bench = _bench()
+    config = parse_config(bench.SCENARIOS)
+    ready, _ = _bench_runs(bench)
+    batch = [r for r in ready if r.complete][:8]
+    alive: list[int] = []
+
+    def judges(result: Any) -> None:  # called with each run as it is scored
+        alive.append(sum(type(o) is Trajectory for o in gc.get_objects()))
+
+    sink, telemetry = _Sink(), Telemetry(start_ns=1)
+    scorer = RunScorer(config, telemetry, sink, None, judges=judges)  # type: ignore[arg-type]
+    before = sum(type(o) is Trajectory for o in gc.get_objects())
+    scorer.score_traces(batch)
+    assert len(alive) == len(batch)
+    assert max(alive) - before <= 2, alive  # the run being scored (and the one just before)
+    assert len(sink.sent) == 1

@@ -33,7 +33,7 @@ from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
 from tracescore.scenarios import RunResult
 
-__all__ = ["encode_evaluation_logs", "evaluation_logs"]
+__all__ = ["EvaluationLogs", "encode_evaluation_logs", "evaluation_logs"]
 
 
 def evaluation_logs(
@@ -67,24 +67,43 @@ def encode_evaluation_logs(
         A serialized ExportLogsServiceRequest grouped by resource, under the `tracescore`
         instrumentation scope.
     """
-    now = time.time_ns() if now_ns is None else now_ns
-    stamp = wire.fixed64_field(_TIME, now)
-    observed = _OBSERVED_TIME + stamp[1:] if stamp else b""  # the same fixed64, tagged
-    # Grouping key -> the resource field and that resource's framed records.
-    groups: dict[str, tuple[bytes, list[bytes]]] = {}
+    batch = EvaluationLogs(resource, now_ns=now_ns)
     for result in results:
+        batch.add(result)
+    return batch.encode()
+
+
+class EvaluationLogs:
+    """`encode_evaluation_logs` a run at a time: `add` encodes a run's records at once, so a
+    batch keeps bytes, not runs (a tick's trajectories kept alive until the batch was sent
+    were most of what the garbage collector scanned)."""
+
+    def __init__(
+        self, resource: Mapping[str, AttrValue] | None = None, *, now_ns: int | None = None
+    ) -> None:
+        """Args: as `encode_evaluation_logs`'s."""
+        self._resource = resource
+        now = time.time_ns() if now_ns is None else now_ns
+        self._stamp = stamp = wire.fixed64_field(_TIME, now)
+        self._observed = _OBSERVED_TIME + stamp[1:] if stamp else b""  # the same fixed64, tagged
+        # Grouping key -> the resource field and that resource's framed records.
+        self._groups: dict[str, tuple[bytes, list[bytes]]] = {}
+        self.records = 0
+
+    def add(self, result: RunResult) -> None:
+        """Encode the records of one run's scores (none for a run without scores)."""
         if not result.scores:
-            continue
+            return
         trajectory = result.trajectory
-        res = trajectory.resource if resource is None else resource
+        res = trajectory.resource if self._resource is None else self._resource
         known = _RESOURCES.get(id(res))  # `_resource(res)`'s memo, read without the call
         if known is not None and known[0] is res:
             group_key, resource_field = known[1], known[2]
         else:
             group_key, resource_field = _resource(res)
-        group = groups.get(group_key)
+        group = self._groups.get(group_key)
         if group is None:
-            group = groups[group_key] = (resource_field, [])
+            group = self._groups[group_key] = (resource_field, [])
         # The fields after the attributes are the same for every record of the run.
         trace_id = bytes.fromhex(trajectory.trace_id)
         if len(trace_id) == 16:  # as OTLP ids are: the frame is known
@@ -94,19 +113,23 @@ def encode_evaluation_logs(
         if trajectory.span_id:
             span_id = bytes.fromhex(trajectory.span_id)
             end += _SPAN_ID_8 + span_id if len(span_id) == 8 else wire.len_field(_SPAN_ID, span_id)
-        end += observed + _EVENT_NAME
-        agent, scenario = trajectory.agent, result.scenario
+        end += self._observed + _EVENT_NAME
+        agent, scenario, stamp = trajectory.agent, result.scenario, self._stamp
         group[1].extend([_record(score, agent, scenario, stamp, end) for score in result.scores])
-    # The request is joined once, its lengths computed rather than measured on nested copies:
-    # framing a run's records by concatenation cost half as much as writing them.
-    request: list[bytes] = []
-    for resource_field, records in groups.values():
-        scope_size = len(_SCOPE) + sum(map(len, records))
-        scope_head = _SCOPE_LOGS + wire.varint(scope_size)
-        size = len(resource_field) + len(scope_head) + scope_size
-        request += (_RESOURCE_LOGS, wire.varint(size), resource_field, scope_head, _SCOPE)
-        request += records
-    return b"".join(request)
+        self.records += len(result.scores)
+
+    def encode(self) -> bytes:
+        """The serialized ExportLogsServiceRequest of every record added."""
+        # The request is joined once, its lengths computed rather than measured on nested
+        # copies: framing a run's records by concatenation cost half as much as writing them.
+        request: list[bytes] = []
+        for resource_field, records in self._groups.values():
+            scope_size = len(_SCOPE) + sum(map(len, records))
+            scope_head = _SCOPE_LOGS + wire.varint(scope_size)
+            size = len(resource_field) + len(scope_head) + scope_size
+            request += (_RESOURCE_LOGS, wire.varint(size), resource_field, scope_head, _SCOPE)
+            request += records
+        return b"".join(request)
 
 
 # Tags (field number << 3 | wire type) of opentelemetry/proto/logs/v1/logs.proto and

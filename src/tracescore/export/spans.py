@@ -23,7 +23,14 @@ from tracescore.export.encoded_attributes import SPAN_ATTRIBUTES, EncodedAttribu
 from tracescore.model.span import AttrValue
 from tracescore.scenarios import RunResult
 
-__all__ = ["annotate_span", "annotate_span_bytes", "fanout_request", "fanout_span", "resource_key"]
+__all__ = [
+    "FanoutSpans",
+    "annotate_span",
+    "annotate_span_bytes",
+    "fanout_request",
+    "fanout_span",
+    "resource_key",
+]
 
 
 def annotate_span(span: Span, attributes: Mapping[str, AttrValue]) -> None:
@@ -131,23 +138,47 @@ def fanout_request(
     backend showing one service's traces shows its evaluation spans too. A run that was not
     scored (no score attributes) gets no span.
     """
-    request = ExportTraceServiceRequest()
-    by_resource: dict[str, ResourceSpans] = {}
+    batch = FanoutSpans(prefix, resource=resource, now_ns=now_ns)
     for result in results:
-        attributes = score_attributes(result, prefix)
+        batch.add(result)
+    return batch.request
+
+
+class FanoutSpans:
+    """`fanout_request` a run at a time: `add` writes a run's span at once, so a batch keeps
+    the request, not the runs."""
+
+    def __init__(
+        self,
+        prefix: str = semconv.DEFAULT_SCORE_ATTRIBUTE_PREFIX,
+        *,
+        resource: Mapping[str, AttrValue] | None = None,
+        now_ns: int | None = None,
+    ) -> None:
+        """Args: as `fanout_request`'s."""
+        self.request = ExportTraceServiceRequest()
+        self.spans = 0
+        self._prefix = prefix
+        self._resource = resource
+        self._now_ns = now_ns
+        self._by_resource: dict[str, ResourceSpans] = {}
+
+    def add(self, result: RunResult) -> None:
+        """Add the fanout span of one run (none when it has no score attributes)."""
+        attributes = score_attributes(result, self._prefix)
         if not attributes:
-            continue
-        res = result.trajectory.resource if resource is None else resource
+            return
+        res = result.trajectory.resource if self._resource is None else self._resource
         key = resource_key(res)
-        rs = by_resource.get(key)
+        rs = self._by_resource.get(key)
         if rs is None:
-            rs = by_resource[key] = request.resource_spans.add()
+            rs = self._by_resource[key] = self.request.resource_spans.add()
             add_attributes(rs.resource.attributes, res)
             scope = rs.scope_spans.add().scope
             scope.name = semconv.SCOPE_NAME
             scope.version = __version__
-        _fill_fanout(rs.scope_spans[0].spans.add(), result, attributes, now_ns)
-    return request
+        _fill_fanout(rs.scope_spans[0].spans.add(), result, attributes, self._now_ns)
+        self.spans += 1
 
 
 def resource_key(resource: Mapping[str, AttrValue]) -> str:

@@ -17,9 +17,9 @@ from tracescore import semconv
 from tracescore.assembler import Annotations, Outbox, Pending, ReadyTrace
 from tracescore.config.model import Config, ScenarioMatch
 from tracescore.export.encoded_attributes import encoded_score_attributes
-from tracescore.export.events import encode_evaluation_logs
+from tracescore.export.events import EvaluationLogs
 from tracescore.export.metrics import Telemetry
-from tracescore.export.spans import fanout_request
+from tracescore.export.spans import FanoutSpans
 from tracescore.model.span import AttrValue, SpanRecord
 from tracescore.model.trajectory import Trajectory
 from tracescore.otlp.scan import CandidateRule
@@ -151,11 +151,13 @@ class RunScorer:
     def score_traces(self, readies: list[ReadyTrace]) -> list[Annotations]:
         """Build, score and emit traces (a tick's due ones); per trace, the score attributes
         per agent span id. Their evaluation events go out as one logs request: framing one
-        request per trace cost about a fifth of emitting a run."""
+        request per trace cost about a fifth of emitting a run. Each run is encoded as soon
+        as it is scored and then let go: holding a tick's runs until the end made the garbage
+        collector scan every trajectory of the tick, twice."""
         started = time.perf_counter()
-        results: list[RunResult] = []
-        records = 0  # log records: one per score
-        fanout_now: list[RunResult] = []
+        scored = 0
+        logs = EvaluationLogs()
+        fanout = FanoutSpans(self._prefix) if self._spans is not None else None
         out: list[Annotations] = []
         for ready in readies:
             annotations: dict[str, Mapping[str, AttrValue] | Pending] = {}
@@ -170,14 +172,15 @@ class RunScorer:
                     result = evaluate_run(self._config, trajectory, deterministic_only=True)
                     if result.scenario is None or not result.sampled:
                         continue
-                    results.append(result)
-                    records += len(result.scores)
+                    scored += 1
+                    logs.add(result)
                     self._telemetry.record_run(result)
                     pending = self._judges(result) if self._judges is not None else None
                     if pending is not None and trajectory.span_id:
                         annotations[trajectory.span_id] = pending  # waits for judge scores
                         continue
-                    fanout_now.append(result)
+                    if fanout is not None:
+                        fanout.add(result)
                     # With their span bytes: `annotate_span_bytes` appends those as they are.
                     attributes = encoded_score_attributes(result, self._prefix)
                     if attributes and trajectory.span_id:
@@ -188,12 +191,12 @@ class RunScorer:
                 )
                 annotations = {}
             out.append(annotations)
-        if results:
-            self._logs.send(encode_evaluation_logs(results), records)
-            if self._spans is not None and fanout_now:
-                fanout = fanout_request(fanout_now, self._prefix)
-                self._spans.send(fanout.SerializeToString(), len(fanout_now))
+        if scored:
+            if logs.records:
+                self._logs.send(logs.encode(), logs.records)
+            if self._spans is not None and fanout is not None and fanout.spans:  # fanout mode
+                self._spans.send(fanout.request.SerializeToString(), fanout.spans)
             # The batch's mean per run: runs scored together share their cost.
-            per_run = (time.perf_counter() - started) / len(results)
-            self._telemetry.observe_scoring_latency(per_run, len(results))
+            per_run = (time.perf_counter() - started) / scored
+            self._telemetry.observe_scoring_latency(per_run, scored)
         return out
