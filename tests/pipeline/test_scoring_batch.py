@@ -104,13 +104,14 @@ def test_a_trace_whose_scoring_fails_costs_only_its_own_annotations(
     assert trace_ids == {r.trace_id for r in batch} - {broken}
 
 
-def test_a_batch_lets_each_run_go_once_it_is_scored() -> None:
+def test_a_batch_lets_its_runs_go_a_slice_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     # A tick scores hundreds of traces; kept alive until the batch's logs were framed, their
     # trajectories were most of what the garbage collector scanned (twice) under load.
+    monkeypatch.setattr(scoring, "_SLICE", 4)
     bench = _bench()
     config = parse_config(bench.SCENARIOS)
     ready, _ = _bench_runs(bench)
-    batch = [r for r in ready if r.complete][:8]
+    batch = [r for r in ready if r.complete][:16]
     alive: list[int] = []
 
     def judges(result: Any) -> None:  # called with each run as it is scored
@@ -119,7 +120,41 @@ def test_a_batch_lets_each_run_go_once_it_is_scored() -> None:
     sink, telemetry = _Sink(), Telemetry(start_ns=1)
     scorer = RunScorer(config, telemetry, sink, None, judges=judges)  # type: ignore[arg-type]
     before = sum(type(o) is Trajectory for o in gc.get_objects())
-    scorer.score_traces(batch)
+    scored = scorer.score_traces(batch)
     assert len(alive) == len(batch)
-    assert max(alive) - before <= 2, alive  # the run being scored (and the one just before)
+    assert max(alive) - before <= 4, alive  # the slice being emitted, not the batch
     assert len(sink.sent) == 1
+    assert [dict(a) for a in scored] == [dict(_scorer(config)[0](r)) for r in batch]
+
+
+@pytest.mark.parametrize("stage", ["record_run", "add", "encoded_score_attributes"])
+def test_a_trace_failing_in_an_output_stage_costs_only_its_own_annotations(
+    monkeypatch: pytest.MonkeyPatch, stage: str
+) -> None:
+    monkeypatch.setattr(scoring, "_SLICE", 3)  # the broken trace sits mid-slice
+    bench = _bench()
+    config = parse_config(bench.SCENARIOS)
+    ready, _ = _bench_runs(bench)
+    batch = [r for r in ready if r.complete][:7]
+    broken = batch[4].trace_id
+    scorer, _, _ = _scorer(config)
+    expected = [dict(scorer(r)) for r in batch]
+    owner: Any = {
+        "record_run": Telemetry,
+        "add": events.EvaluationLogs,
+        "encoded_score_attributes": scoring,
+    }[stage]
+    real = getattr(owner, stage)
+
+    def failing(*args: Any) -> Any:
+        result = args[-1] if stage != "encoded_score_attributes" else args[0]
+        if result.trajectory.trace_id == broken:
+            raise RuntimeError("output bug")
+        return real(*args)
+
+    monkeypatch.setattr(owner, stage, failing)
+    scorer, _, _ = _scorer(config)
+    scored = [dict(a) for a in scorer.score_traces(batch)]
+    assert scored[4] == {}
+    assert scored[:4] + scored[5:] == expected[:4] + expected[5:]
+    assert all(scored[:4] + scored[5:])
