@@ -16,8 +16,10 @@ setup(
                     "_scan",
                     "_attributes",
                     "_records",
+                    "_grouping",
                     "_cut",
                     "_genai",
+                    "_genai_bind",
                     "_flat",
                     "_validate",
                 )

@@ -1,5 +1,6 @@
-/* What the GenAI span reader (_genai.c) and the flat-run builder (_flat.c) share: the
- * attribute keys and class fields they know, and what bind_genai bound (see _genai.c). */
+/* What the GenAI span reader (_genai.c), its binding (_genai_bind.c) and the flat-run builder
+ * (_flat.c) share: the attribute keys and class fields they know, and what bind_genai bound
+ * (see _genai.c). */
 #ifndef TRACESCORE_GENAI_H
 #define TRACESCORE_GENAI_H
 #include "_scan.h"
@@ -47,7 +48,7 @@ typedef struct {
     Py_ssize_t tool_call_offsets[C_FIELDS], model_call_offsets[M_FIELDS];
 } Bound;
 
-/* Set once by bind_genai (_genai.c). */
+/* Set once by bind_genai (_genai_bind.c). */
 extern Bound bound;
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
@@ -64,6 +65,10 @@ static inline int same_text(PyObject *a, PyObject *b) {
 /* read_plain_genai once bound (_genai.c): a view, None or FALLBACK (new reference), NULL on
  * error; with `out`, True and the view's field values there instead of a view. */
 PyObject *tracescore_read_plain(PyObject *span, PyObject *limit, PyObject **out);
+/* _genai_bind.c: a span's attributes read through the key table (see tracescore_find_keys
+ * there), and whether a span name is one GenAI reads without an operation (1, 0, -1). */
+int tracescore_find_keys(PyObject *attrs, PyObject **found);
+int tracescore_genai_name(PyObject *name);
 /* flat_run, returned by bind_genai (_flat.c). */
 extern PyMethodDef tracescore_flat_run_def;
 

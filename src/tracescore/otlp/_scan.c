@@ -37,13 +37,14 @@
  * bind(SpanRecord, its field names, (UNSET, OK, ERROR), event_fn): once, before scan_records;
  *   refuses a class whose fields are not exactly the slots filled here.
  * cut_spans(body, {rs: {ss: {span indices}}}) -> (the rest of body, held spans): _cut.c.
- * bind_genai, read_plain_genai: the trajectory builder's plain GenAI span reader, _genai.c;
- *   flat_run (returned by bind_genai): a flat run made into steps in one call, _flat.c.
+ * bind_genai, read_plain_genai: the trajectory builder's plain GenAI span reader, _genai.c
+ *   (bound in _genai_bind.c); flat_run (returned by bind_genai): a flat run made into steps
+ *   in one call, _flat.c.
  * validate_request(body) -> None, or what makes body no ExportTraceServiceRequest (and where):
  *   upb's verdict without building the message, _validate.c.
  * Raises ValueError on malformed input (callers checked the request first: validate_request).
- * Attributes are read in _attributes.c, records live in _records.c, the cut in _cut.c, what
- * they share in _scan.h.
+ * Attributes are read in _attributes.c, records live in _records.c (grouped by trace in
+ * _grouping.c), the cut in _cut.c, what they share in _scan.h.
  */
 #include "_scan.h"
 

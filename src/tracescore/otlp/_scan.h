@@ -233,7 +233,20 @@ typedef struct {
     TextSlot name_table[NAME_TABLE_SIZE];
 } Shared;
 
-/* Spans grouped by trace while they are scanned (scan_grouped; _records.c). */
+/* SpanRecord's fields, in the order records are filled (_records.c). */
+enum {
+    R_TRACE_ID, R_SPAN_ID, R_PARENT, R_NAME, R_START, R_END, R_KIND, R_STATUS_CODE,
+    R_STATUS_MESSAGE, R_ATTRIBUTES, R_EVENTS, R_RESOURCE, R_SCOPE, R_FIELDS
+};
+/* Where each field's slot lives in a SpanRecord: set once by bind (_records.c). */
+extern Py_ssize_t tracescore_record_offsets[R_FIELDS];
+
+/* The fields of a record, as tracescore_record_of filled them (borrowed). */
+static inline PyObject *field_of(PyObject *record, int n) {
+    return *(PyObject **)((char *)record + tracescore_record_offsets[n]);
+}
+
+/* Spans grouped by trace while they are scanned (scan_grouped; _grouping.c). */
 typedef struct Grouping Grouping;
 
 /* _scan.c */
@@ -251,6 +264,15 @@ int tracescore_records_bound(void);
 PyObject *tracescore_span_record(Ctx *ctx, Shared *sh, const uint8_t *data, Py_ssize_t len,
                                  Py_ssize_t i, Py_ssize_t j, Py_ssize_t k, PyObject *resource,
                                  PyObject *scope);
+/* The hex str of `len` bytes, the SpanRecord of a parsed span (new references, or NULL; the
+ * record takes s's attributes and events and the trace_hex reference, also on failure), and
+ * whether that span is an agent candidate by the rule (1, 0, or -1 with an exception set). */
+PyObject *tracescore_hex_of(const uint8_t *data, Py_ssize_t len);
+PyObject *tracescore_record_of(Shared *sh, Parsed *s, PyObject *trace_hex, PyObject *resource,
+                               PyObject *scope);
+int tracescore_is_scanned_candidate(PyObject *rule, const Parsed *s, PyObject *attrs,
+                                    PyObject *name);
+/* _grouping.c */
 Grouping *tracescore_grouping_new(void);
 int tracescore_group_span(Ctx *ctx, Shared *sh, Grouping *g, const uint8_t *data, Py_ssize_t len,
                           Py_ssize_t i, Py_ssize_t j, Py_ssize_t k, PyObject *resource,
@@ -261,7 +283,7 @@ void tracescore_grouping_free(Grouping *g);
 PyObject *tracescore_cut_spans(PyObject *self, PyObject *args);
 /* _validate.c */
 PyObject *tracescore_validate_request(PyObject *self, PyObject *body);
-/* _genai.c */
+/* _genai_bind.c, _genai.c */
 PyObject *tracescore_bind_genai(PyObject *self, PyObject *args);
 PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
