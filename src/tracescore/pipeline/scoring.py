@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 from tracescore import semconv
 from tracescore.assembler import Annotations, Outbox, Pending, ReadyTrace
@@ -158,9 +159,10 @@ class RunScorer:
         Their evaluation events go out as one logs request: framing one request per trace cost
         about a fifth of emitting a run. Runs go through in slices of `_SLICE` traces, a stage
         at a time over the slice (build, score, then each kind of output): each stage's code
-        stays warm in the CPU's caches, which cut a run's cost by a fifth against taking each
-        run through every stage in turn. A slice's runs are then let go: keeping a tick's runs
-        until the end made the garbage collector scan every trajectory of the tick, twice.
+        stays warm in the CPU's caches, which cut a run's cost by about a sixth against taking
+        each run through every stage in turn. A slice's runs are then let go: keeping a tick's
+        runs until the end made the garbage collector scan every trajectory of the tick, twice.
+        A trace that fails in any stage loses its annotations, and only it.
         """
         started = time.perf_counter()
         scored = 0
@@ -169,9 +171,13 @@ class RunScorer:
         out: list[Annotations] = []
         for first in range(0, len(readies), _SLICE):
             part = readies[first : first + _SLICE]
-            runs = self._scored_runs(part)
+            built = self._per_trace(part, part, self._trajectories)
+            runs = self._per_trace(part, built, self._scored_runs)
             scored += sum(len(results) for results in runs if results)
-            out += self._emit(part, runs, logs, fanout)
+            runs = self._per_trace(part, runs, _each(self._telemetry.record_run))
+            runs = self._per_trace(part, runs, _each(logs.add))
+            annotated = self._per_trace(part, runs, lambda results: self._annotate(results, fanout))
+            out += [{} if annotations is None else annotations for annotations in annotated]
         if scored:
             if logs.records:
                 self._logs.send(logs.encode(), logs.records)
@@ -182,92 +188,72 @@ class RunScorer:
             self._telemetry.observe_scoring_latency(per_run, scored)
         return out
 
-    def _scored_runs(self, part: list[ReadyTrace]) -> list[list[RunResult] | None]:
-        """Per trace, its runs that a scenario scored (None: building or scoring it failed)."""
-        built: list[list[Trajectory] | None] = []
-        for ready in part:
+    def _per_trace(
+        self, part: list[ReadyTrace], inputs: Sequence[_In | None], stage: Callable[[_In], _Out]
+    ) -> list[_Out | None]:
+        """`stage` on each trace's input; None for a trace that failed here or before."""
+        outputs: list[_Out | None] = []
+        for ready, item in zip(part, inputs, strict=True):
+            if item is None:
+                outputs.append(None)
+                continue
             try:
-                build = build_trajectories(ready.spans)
+                outputs.append(stage(item))
             except Exception:  # a bug scoring one trace costs its annotations, not the batch's
-                self._failed(ready)
-                built.append(None)
-                continue
-            for warning in build.warnings:
-                log.debug("trace %s: %s", ready.trace_id, warning)
-            trajectories: list[Trajectory] = build.trajectories
-            if not ready.complete:
-                trajectories = [
-                    dataclasses.replace(t, complete=False) if t.complete else t
-                    for t in trajectories
-                ]
-            built.append(trajectories)
-        runs: list[list[RunResult] | None] = []
+                log.exception(
+                    "scoring trace %s failed; its held spans go out unscored", ready.trace_id
+                )
+                outputs.append(None)
+        return outputs
+
+    def _trajectories(self, ready: ReadyTrace) -> list[Trajectory]:
+        """The trace's runs, marked incomplete when the trace is."""
+        build = build_trajectories(ready.spans)
+        for warning in build.warnings:
+            log.debug("trace %s: %s", ready.trace_id, warning)
+        if ready.complete:
+            return build.trajectories
+        return [
+            dataclasses.replace(t, complete=False) if t.complete else t for t in build.trajectories
+        ]
+
+    def _scored_runs(self, trajectories: list[Trajectory]) -> list[RunResult]:
+        """The runs that a scenario scored."""
         config = self._config
-        for ready, made in zip(part, built, strict=True):
-            if made is None:
-                runs.append(None)
-                continue
-            try:
-                # Judges run off the ingestion path; here only deterministic scorers score.
-                results = [evaluate_run(config, t, deterministic_only=True) for t in made]
-            except Exception:
-                self._failed(ready)
-                runs.append(None)
-                continue
-            runs.append([r for r in results if r.scenario is not None and r.sampled])
-        return runs
+        # Judges run off the ingestion path; here only deterministic scorers score.
+        results = [evaluate_run(config, t, deterministic_only=True) for t in trajectories]
+        return [r for r in results if r.scenario is not None and r.sampled]
 
-    def _emit(
-        self,
-        part: list[ReadyTrace],
-        runs: list[list[RunResult] | None],
-        logs: EvaluationLogs,
-        fanout: FanoutSpans | None,
-    ) -> list[Annotations]:
-        """Metrics, evaluation events, judges' hand-off, fanout spans and span attributes of
-        the scored runs; per trace, its annotations ({} when any of it failed)."""
-        self._each(part, runs, self._telemetry.record_run)
-        self._each(part, runs, logs.add)
-        out: list[Annotations] = []
-        for ready, results in zip(part, runs, strict=True):
-            annotations: dict[str, Mapping[str, AttrValue] | Pending] = {}
-            if results is None:
-                out.append(annotations)
+    def _annotate(
+        self, results: list[RunResult], fanout: FanoutSpans | None
+    ) -> dict[str, Mapping[str, AttrValue] | Pending]:
+        """The judges' hand-off, fanout spans and span attributes of a trace's scored runs."""
+        annotations: dict[str, Mapping[str, AttrValue] | Pending] = {}
+        for result in results:
+            span_id = result.trajectory.span_id
+            pending = self._judges(result) if self._judges is not None else None
+            if pending is not None and span_id:
+                annotations[span_id] = pending  # waits for judge scores
                 continue
-            try:
-                for result in results:
-                    span_id = result.trajectory.span_id
-                    pending = self._judges(result) if self._judges is not None else None
-                    if pending is not None and span_id:
-                        annotations[span_id] = pending  # waits for judge scores
-                        continue
-                    if fanout is not None:
-                        fanout.add(result)
-                    # With their span bytes: `annotate_span_bytes` appends those as they are.
-                    attributes = encoded_score_attributes(result, self._prefix)
-                    if attributes and span_id:
-                        annotations[span_id] = attributes
-            except Exception:
-                self._failed(ready)
-                annotations = {}
-            out.append(annotations)
-        return out
+            if fanout is not None:
+                fanout.add(result)
+            # With their span bytes: `annotate_span_bytes` appends those as they are.
+            attributes = encoded_score_attributes(result, self._prefix)
+            if attributes and span_id:
+                annotations[span_id] = attributes
+        return annotations
 
-    def _each(
-        self,
-        part: list[ReadyTrace],
-        runs: list[list[RunResult] | None],
-        action: Callable[[RunResult], object],
-    ) -> None:
-        """`action` on every run; a trace for which it fails is marked failed (None)."""
-        for index, results in enumerate(runs):
-            if results:
-                try:
-                    for result in results:
-                        action(result)
-                except Exception:
-                    self._failed(part[index])
-                    runs[index] = None
 
-    def _failed(self, ready: ReadyTrace) -> None:
-        log.exception("scoring trace %s failed; its held spans go out unscored", ready.trace_id)
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
+
+
+def _each(action: Callable[[RunResult], object]) -> Callable[[list[RunResult]], list[RunResult]]:
+    """A stage that does `action` on each of a trace's runs and passes the runs on."""
+
+    def stage(results: list[RunResult]) -> list[RunResult]:
+        for result in results:
+            action(result)
+        return results
+
+    return stage
