@@ -75,3 +75,28 @@ def test_shutdown_scores_and_forwards_held_spans_and_pushes_metrics() -> None:
         assert len(sink.log_records()) == 1
         assert semconv.METRIC_RUNS in sink.metric_names()
         assert semconv.METRIC_SPANS_RECEIVED in sink.metric_names()
+
+
+def test_buffered_runs_keep_tool_arguments_only_when_a_scorer_reads_them() -> None:
+    # SHOP's gate checks tool names: arguments and model usage stay undecoded while runs wait.
+    reads_arguments = (
+        "scenarios:\n  - name: shop\n    match: {agent: shop_agent}\n"
+        "    scorers: [{type: trajectory_accuracy, steps: [{tool: get_weather}]}]\n"
+    )
+    body = request(agent_run().spans).SerializeToString()
+    kept: dict[str, set[str]] = {}
+    nbytes: dict[str, int] = {}
+    with OtlpSink() as sink:
+        exporter = f"exporter: {{endpoint: '{sink.endpoint}'}}\n"
+        for label, text in (("checks", _config(sink)), ("accuracy", reads_arguments + exporter)):
+            pipeline = Pipeline(parse_config(text))
+            pipeline.consume(None, body)
+            traces = pipeline.assembler._traces.values()
+            kept[label] = {k for t in traces for r in t.records for k in r.attributes}
+            nbytes[label] = pipeline.assembler.buffered_bytes
+    assert semconv.GEN_AI_TOOL_NAME in kept["checks"]
+    assert semconv.GEN_AI_TOOL_CALL_ARGUMENTS not in kept["checks"]
+    assert semconv.GEN_AI_USAGE_INPUT_TOKENS not in kept["checks"]
+    assert semconv.GEN_AI_TOOL_CALL_ARGUMENTS in kept["accuracy"]
+    assert semconv.GEN_AI_USAGE_INPUT_TOKENS in kept["accuracy"]
+    assert nbytes["checks"] < nbytes["accuracy"]

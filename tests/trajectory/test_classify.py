@@ -9,9 +9,12 @@ import pytest
 from support.views import comparable_view
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
+from tracescore.model.trajectory import READINGS
 from tracescore.otlp import read_trace_files
 from tracescore.trajectory import (
     NEEDED_KEYS,
+    NEEDED_PREFIXES,
+    READING_KEYS,
     BuildOptions,
     attribute_filter,
     build_trajectories,
@@ -126,3 +129,27 @@ def test_attribute_filter_adds_the_keys_a_config_matches_on() -> None:
     assert keep("llm.tools.0.tool.json_schema")
     assert not keep("http.url")
     assert attribute_filter() is needed_attribute
+
+
+def test_attribute_filter_leaves_out_the_keys_of_unread_parts() -> None:
+    keep = attribute_filter(unread=["tool_arguments", "model_usage"])
+    for key in (*READING_KEYS["tool_arguments"], *READING_KEYS["model_usage"]):
+        assert not keep(key), key
+    assert keep(semconv.GEN_AI_TOOL_NAME)
+    assert keep(semconv.GEN_AI_TOOL_CALL_RESULT)
+    assert keep("gen_ai.prompt.0.content")
+    only_arguments = attribute_filter(unread=["tool_arguments"])
+    assert not only_arguments(semconv.GEN_AI_TOOL_CALL_ARGUMENTS)
+    assert only_arguments(semconv.GEN_AI_USAGE_INPUT_TOKENS)
+    # A key a scenario matches on stays, whatever is left unread.
+    matched = attribute_filter([semconv.GEN_AI_REQUEST_MODEL], unread=["model_usage"])
+    assert matched(semconv.GEN_AI_REQUEST_MODEL)
+    assert not matched(semconv.GEN_AI_RESPONSE_MODEL)
+
+
+def test_the_keys_of_a_part_are_read_for_nothing_else() -> None:
+    # attribute_filter drops them by exact key: none may also be caught by a needed prefix.
+    every = frozenset().union(*READING_KEYS.values())
+    assert every <= NEEDED_KEYS
+    assert not [k for k in every if k.startswith(NEEDED_PREFIXES)]
+    assert set(READING_KEYS) == READINGS

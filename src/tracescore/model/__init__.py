@@ -4,8 +4,10 @@ from tracescore.model._record import record
 from tracescore.model.score import Score
 from tracescore.model.span import AttrValue, SpanEvent, SpanRecord, StatusCode
 from tracescore.model.trajectory import (
+    READINGS,
     AgentStep,
     ModelCall,
+    Reading,
     Step,
     ToolCall,
     ToolStatus,
@@ -13,9 +15,11 @@ from tracescore.model.trajectory import (
 )
 
 __all__ = [
+    "READINGS",
     "AgentStep",
     "AttrValue",
     "ModelCall",
+    "Reading",
     "Score",
     "SpanEvent",
     "SpanRecord",

@@ -15,10 +15,26 @@ from typing import Any, ClassVar, Literal, TypeAlias
 from tracescore.model._record import record
 from tracescore.model.span import AttrValue
 
-__all__ = ["AgentStep", "Deferred", "ModelCall", "Step", "ToolCall", "ToolStatus", "Trajectory"]
+__all__ = [
+    "READINGS",
+    "AgentStep",
+    "Deferred",
+    "ModelCall",
+    "Reading",
+    "Step",
+    "ToolCall",
+    "ToolStatus",
+    "Trajectory",
+]
 
 ToolStatus: TypeAlias = Literal["ok", "error", "paused"]
 TOOL_STATUSES: tuple[ToolStatus, ...] = ("ok", "error", "paused")
+
+# Parts of a run a scorer may do without: a tool call's arguments, and a model call's model
+# name and token counts. `serve` leaves the span attributes behind a part undecoded when no
+# configured scorer reads it (`ScorerBase.readings`); the run then has None there.
+Reading: TypeAlias = Literal["tool_arguments", "model_usage"]
+READINGS: frozenset[Reading] = frozenset(("tool_arguments", "model_usage"))
 
 
 def _duration_ms(start_ns: int | None, end_ns: int | None) -> float | None:

@@ -22,16 +22,23 @@ from tracescore.export.events import EvaluationLogs
 from tracescore.export.metrics import Telemetry
 from tracescore.export.spans import FanoutSpans
 from tracescore.model.span import AttrValue, SpanRecord
-from tracescore.model.trajectory import Trajectory
+from tracescore.model.trajectory import READINGS, Reading, Trajectory
 from tracescore.otlp.scan import CandidateRule
 from tracescore.scenarios import RunResult, evaluate_run, is_sampled, matches
-from tracescore.trajectory import BuildOptions, build_trajectories, needed_attribute
+from tracescore.trajectory import BuildOptions, attribute_filter, build_trajectories
 
 # The builder's per-span reader is not part of its public surface yet; it is the one source of
 # truth for "is this an agent span, and what is it called".
 from tracescore.trajectory._classify import classify
 
-__all__ = ["AGENT_CANDIDATES", "RunScorer", "agent_name", "key_filter", "may_match"]
+__all__ = [
+    "AGENT_CANDIDATES",
+    "RunScorer",
+    "agent_name",
+    "config_readings",
+    "key_filter",
+    "may_match",
+]
 
 log = logging.getLogger(__name__)
 
@@ -70,13 +77,21 @@ def agent_name(record: SpanRecord) -> str | None:
 
 
 def key_filter(config: Config) -> Callable[[str], bool]:
-    """Span attribute keys worth decoding: what trajectories read and what scenarios match."""
+    """Span attribute keys worth decoding: what trajectories read and what scenarios match,
+    less the keys behind parts of a run that none of the config's scorers reads (tool
+    arguments and model usage, see `ScorerBase.readings`): for checks of tool names and
+    statuses, those were most of what a run kept."""
     extra = frozenset(k for s in config.scenarios for k in s.match.attributes)
+    return attribute_filter(extra, READINGS - config_readings(config))
 
-    def keep(key: str) -> bool:
-        return key in extra or needed_attribute(key)
 
-    return keep
+def config_readings(config: Config) -> frozenset[Reading]:
+    """The optional parts of a run that some scorer or gate of `config` reads."""
+    read: set[Reading] = set()
+    for scenario in config.scenarios:
+        for scorer in (*scenario.gates, *scenario.scorers):
+            read |= scorer.readings()
+    return frozenset(read)
 
 
 def may_match(config: Config) -> Callable[[SpanRecord, str], bool]:

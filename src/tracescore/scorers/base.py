@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
 from tracescore import semconv
 from tracescore.model import record
 from tracescore.model.score import Score
-from tracescore.model.trajectory import AgentStep, ToolCall, Trajectory
+from tracescore.model.trajectory import READINGS, AgentStep, Reading, ToolCall, Trajectory
 
 __all__ = [
     "DIGEST_VERSION",
@@ -183,6 +183,13 @@ class ScorerBase(BaseModel):
         if not update:
             return super().model_copy(deep=deep)
         return type(self).model_validate({**self.model_dump(), **update})
+
+    def readings(self) -> frozenset[Reading]:
+        """The optional parts of a run (`Reading`) this scorer reads: all of them, unless a
+        subclass knows it reads fewer. `serve` leaves a part no configured scorer reads
+        undecoded, so a scorer must never read a part it does not name here
+        (tests/scorers/test_readings.py scores runs with and without the others)."""
+        return READINGS
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """Score one trajectory. Pure: no I/O, no clock. Subclasses implement this."""

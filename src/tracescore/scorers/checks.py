@@ -21,7 +21,7 @@ from pydantic import Field, StringConstraints, model_validator
 
 from tracescore import semconv
 from tracescore.model.score import Score
-from tracescore.model.trajectory import Trajectory
+from tracescore.model.trajectory import Reading, Trajectory
 from tracescore.scorers._common import (
     Compat,
     ExpectationScorer,
@@ -59,6 +59,10 @@ class _Check(ScorerBase):
     def check(self, trajectory: Trajectory) -> _Checked:
         """Whether the run passed, the explanation and the details."""
         raise NotImplementedError
+
+    def readings(self) -> frozenset[Reading]:
+        """None: the checks read tool names, statuses and results, and the final output."""
+        return frozenset()
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """The check as an Outcome: value 1 or 0."""
@@ -236,6 +240,10 @@ class OutputIncludes(ScorerBase):
     text: Annotated[str, StringConstraints(min_length=1)]
     ignore_case: bool = True
     compat: Compat = "tracescore"
+
+    def readings(self) -> frozenset[Reading]:
+        """None: only the run's final output is read."""
+        return frozenset()
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """Substring test, case-insensitive by default."""

@@ -29,7 +29,7 @@ from typing import Literal
 from pydantic import model_validator
 
 from tracescore.errors import ScorerError
-from tracescore.model.trajectory import Trajectory
+from tracescore.model.trajectory import Reading, Trajectory
 from tracescore.scorers._common import ExpectationScorer, ToolName, uncounted_note
 from tracescore.scorers.base import Outcome
 
@@ -89,6 +89,10 @@ class ToolCallAccuracy(ExpectationScorer):
         if self.mastra:
             return _first_occurrences_in_order(actual, order)
         return _is_subsequence(actual, order)
+
+    def readings(self) -> frozenset[Reading]:
+        """None: tool names and statuses, and (Mastra) the run's input and output."""
+        return frozenset()
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """1 when the expected tool (or order) is found among the counted calls, else 0."""

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from tracescore.model.trajectory import Trajectory
+from tracescore.model.trajectory import Reading, Trajectory
 from tracescore.scorers._common import ToolName, ToolScorer, subagent_tool_calls
 from tracescore.scorers._matching import args_subset
 from tracescore.scorers.base import Outcome
@@ -99,6 +99,10 @@ class ToolCalls(ToolScorer):
         payload = super().digest_payload()
         payload["expected_tools"] = sorted(payload["expected_tools"])
         return payload
+
+    def readings(self) -> frozenset[Reading]:
+        """Tool arguments when argument specs are given; no other optional part."""
+        return frozenset({"tool_arguments"}) if self.arguments else frozenset()
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """Count satisfied checks over the counted executions; see the module docstring."""

@@ -8,6 +8,7 @@ from tracescore.trajectory._build import build_trajectories
 from tracescore.trajectory._classify import (
     NEEDED_KEYS,
     NEEDED_PREFIXES,
+    READING_KEYS,
     attribute_filter,
     needed_attribute,
 )
@@ -16,6 +17,7 @@ from tracescore.trajectory._options import BuildOptions, BuildResult, PauseMarke
 __all__ = [
     "NEEDED_KEYS",
     "NEEDED_PREFIXES",
+    "READING_KEYS",
     "BuildOptions",
     "BuildResult",
     "PauseMarkers",

@@ -9,10 +9,11 @@ only fill gaps (see `merge_views`).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
+from tracescore.model.trajectory import Reading
 from tracescore.trajectory._genai import GENAI
 from tracescore.trajectory._genai_native import FALLBACK, FlatRun, bind
 from tracescore.trajectory._mastra import MASTRA
@@ -28,6 +29,7 @@ __all__ = [
     "CONVENTIONS",
     "NEEDED_KEYS",
     "NEEDED_PREFIXES",
+    "READING_KEYS",
     "attribute_filter",
     "classify",
     "classify_in_python",
@@ -60,18 +62,45 @@ def needed_attribute(key: str) -> bool:
     return key in NEEDED_KEYS or (bool(NEEDED_PREFIXES) and key.startswith(NEEDED_PREFIXES))
 
 
-def attribute_filter(extra_keys: Iterable[str] = ()) -> Callable[[str], bool]:
-    """`needed_attribute` plus keys something else reads (e.g. scenario `match.attributes`).
+# The attributes behind each optional part of a run (`Reading`). Only OTel GenAI's: each of
+# these keys feeds that part and nothing else the builder reads (arguments are not used to pair
+# requested calls with executions, models and tokens only fill ModelCall), so leaving one
+# undecoded changes that part alone. Other conventions' keys (OpenInference's `input.value`,
+# say) serve several parts and are always kept.
+READING_KEYS: Mapping[Reading, frozenset[str]] = {
+    "tool_arguments": frozenset({semconv.GEN_AI_TOOL_CALL_ARGUMENTS}),
+    "model_usage": frozenset(
+        {
+            semconv.GEN_AI_REQUEST_MODEL,
+            semconv.GEN_AI_RESPONSE_MODEL,
+            semconv.GEN_AI_USAGE_INPUT_TOKENS,
+            semconv.GEN_AI_USAGE_OUTPUT_TOKENS,
+            semconv.GEN_AI_USAGE_PROMPT_TOKENS,
+            semconv.GEN_AI_USAGE_COMPLETION_TOKENS,
+        }
+    ),
+}
+
+
+def attribute_filter(
+    extra_keys: Iterable[str] = (), unread: Iterable[Reading] = ()
+) -> Callable[[str], bool]:
+    """`needed_attribute` plus keys something else reads (e.g. scenario `match.attributes`),
+    less the keys behind parts of a run nothing will read (`unread`, see READING_KEYS).
 
     Trajectories keep their agent span's attributes for scenario matching; a receiver that
-    filters keys must keep those a config matches on too.
+    filters keys must keep those a config matches on too, even when a part left unread would
+    have dropped them.
     """
     extra = frozenset(extra_keys)
-    if not extra:
+    dropped = frozenset().union(*(READING_KEYS[part] for part in unread)) - extra
+    if not extra and not dropped:
         return needed_attribute
-    keys = NEEDED_KEYS | extra
+    keys = (NEEDED_KEYS | extra) - dropped
 
     def keep(key: str) -> bool:
+        # No dropped key starts with a needed prefix (test_classify checks), so the prefix
+        # test needs no second look at `dropped`.
         return key in keys or key.startswith(NEEDED_PREFIXES)
 
     return keep
