@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import Reading
-from tracescore.trajectory._genai import GENAI
+from tracescore.trajectory._genai import GENAI, MODEL_USAGE_KEYS
 from tracescore.trajectory._genai_native import FALLBACK, FlatRun, bind
 from tracescore.trajectory._mastra import MASTRA
 from tracescore.trajectory._openinference import OPENINFERENCE
@@ -69,16 +69,7 @@ def needed_attribute(key: str) -> bool:
 # say) serve several parts and are always kept.
 READING_KEYS: Mapping[Reading, frozenset[str]] = {
     "tool_arguments": frozenset({semconv.GEN_AI_TOOL_CALL_ARGUMENTS}),
-    "model_usage": frozenset(
-        {
-            semconv.GEN_AI_REQUEST_MODEL,
-            semconv.GEN_AI_RESPONSE_MODEL,
-            semconv.GEN_AI_USAGE_INPUT_TOKENS,
-            semconv.GEN_AI_USAGE_OUTPUT_TOKENS,
-            semconv.GEN_AI_USAGE_PROMPT_TOKENS,
-            semconv.GEN_AI_USAGE_COMPLETION_TOKENS,
-        }
-    ),
+    "model_usage": MODEL_USAGE_KEYS,
 }
 
 

@@ -33,7 +33,19 @@ from tracescore.trajectory._values import (
 )
 from tracescore.trajectory._views import MISSING, Convention, SpanView
 
-__all__ = ["GENAI", "cut", "read_agent", "read_model", "read_tool"]
+__all__ = ["GENAI", "MODEL_USAGE_KEYS", "cut", "read_agent", "read_model", "read_tool"]
+
+# What `read_model` takes a model call's model name and token counts from, and nothing else.
+MODEL_USAGE_KEYS: frozenset[str] = frozenset(
+    {
+        semconv.GEN_AI_REQUEST_MODEL,
+        semconv.GEN_AI_RESPONSE_MODEL,
+        semconv.GEN_AI_USAGE_INPUT_TOKENS,
+        semconv.GEN_AI_USAGE_OUTPUT_TOKENS,
+        semconv.GEN_AI_USAGE_PROMPT_TOKENS,
+        semconv.GEN_AI_USAGE_COMPLETION_TOKENS,
+    }
+)
 
 NAME = "genai"
 
@@ -194,16 +206,11 @@ GENAI = Convention(
             semconv.GEN_AI_TOOL_CALL_ID,
             semconv.GEN_AI_TOOL_CALL_ARGUMENTS,
             semconv.GEN_AI_TOOL_CALL_RESULT,
-            semconv.GEN_AI_REQUEST_MODEL,
-            semconv.GEN_AI_RESPONSE_MODEL,
-            semconv.GEN_AI_USAGE_INPUT_TOKENS,
-            semconv.GEN_AI_USAGE_OUTPUT_TOKENS,
-            semconv.GEN_AI_USAGE_PROMPT_TOKENS,
-            semconv.GEN_AI_USAGE_COMPLETION_TOKENS,
             semconv.ERROR_TYPE,
             semconv.ERROR_MESSAGE,
         }
-    ),
+    )
+    | MODEL_USAGE_KEYS,
     prefixes=(),
     read=read,
     clean=True,
