@@ -3,6 +3,9 @@ parser accepts; OTLP metrics with cumulative temporality; bounded cardinality; t
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import random
 import threading
 
 import pytest
@@ -10,6 +13,8 @@ from opentelemetry.proto.metrics.v1.metrics_pb2 import AggregationTemporality
 
 from export.prometheus_text import parse_prometheus
 from tracescore import semconv
+from tracescore.export import metrics
+from tracescore.export.instruments import HistogramPoint
 from tracescore.export.metrics import SCORE_BOUNDS, Telemetry
 from tracescore.model import AgentStep, Score, ToolCall, Trajectory
 from tracescore.scenarios import RunResult
@@ -338,3 +343,66 @@ def test_counts_do_not_depend_on_when_pending_calls_are_counted() -> None:
     for (tool, status), n in expected.items():
         attributes = {semconv.GEN_AI_TOOL_NAME: tool, semconv.TOOL_CALL_STATUS: status}
         assert lazy.value(semconv.METRIC_TOOL_CALLS, attributes) == n
+
+
+def test_score_values_in_bulk_are_the_values_observed_one_by_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Scores wait in their series and go into the histograms in bulk, on a read or when many
+    # wait: counts, exact sums (added in the order the values came), min and max must be what
+    # observing each value at once gives, whatever the grouping. (Scores are never NaN;
+    # observe_all's own test covers it.)
+    monkeypatch.setattr(metrics, "_PENDING_LIMIT", 7)
+    rng = random.Random(5)
+    values = [0.1, 0.7, 1 / 3, -0.0, 0.0, 1.0, 0.2, 0.30000000000000004]
+    results = []
+    for i in range(400):
+        base = run(agent=f"agent{i % 3}")
+        scores = tuple(dataclasses.replace(s, value=rng.choice(values)) for s in base.scores[:2])
+        results.append(RunResult(base.trajectory, ("a", "b")[i % 2], scores, verdict="scored"))
+    eager, bulk = Telemetry(start_ns=1), Telemetry(start_ns=1)
+    for result in results:
+        eager.record_run(result)
+        eager.snapshot()  # a read observes what waits
+        bulk.record_run(result)
+        assert bulk._scores_pending < 7  # bounded: folded as the limit is reached
+    by_hand: dict[tuple[str, str, str], HistogramPoint] = {}
+    for result in results:
+        for score in result.scores:
+            point = by_hand.setdefault(
+                (result.scenario or "", result.trajectory.agent or "", score.name),
+                HistogramPoint([0] * (len(SCORE_BOUNDS) + 1)),
+            )
+            point.observe(float(score.value or 0.0), SCORE_BOUNDS)
+    assert repr(eager.snapshot()) == repr(bulk.snapshot())
+    histogram = next(i for i in bulk.snapshot() if i.name == semconv.METRIC_EVALUATION_SCORE)
+    assert len(histogram.points) == len(by_hand) > 0
+    for key, point in histogram.points.items():
+        attributes = dict(key)
+        expected = by_hand[
+            (
+                attributes[semconv.TRACESCORE_SCENARIO],
+                attributes[semconv.GEN_AI_AGENT_NAME],
+                attributes[semconv.GEN_AI_EVALUATION_NAME],
+            )
+        ]
+        assert (point.counts, point.count, point.min, point.max) == (
+            expected.counts,
+            expected.count,
+            expected.min,
+            expected.max,
+        )
+        assert point.sum == expected.sum, "the sum adds up the values in the order they came"
+
+
+def test_observe_all_is_observe_of_each_value() -> None:
+    rng = random.Random(11)
+    for _ in range(200):
+        values = [rng.choice([rng.random(), 0.5, -0.0, math.nan, 2.0, -1.0]) for _ in range(9)]
+        one, bulk = (HistogramPoint([0] * (len(SCORE_BOUNDS) + 1)) for _ in range(2))
+        one.observe(0.25, SCORE_BOUNDS)
+        bulk.observe(0.25, SCORE_BOUNDS)
+        for value in values:
+            one.observe(value, SCORE_BOUNDS)
+        bulk.observe_all(values, SCORE_BOUNDS)
+        assert repr(one) == repr(bulk)

@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeAlias, TypeVar
 
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
@@ -82,6 +82,11 @@ class Telemetry:
         self._pending_statuses: list[str] = []
         # Score series by (folded agent, folded scenario), then by score name.
         self._score_keys: dict[tuple[str | None, str | None], dict[str, _ScoreSeries]] = {}
+        # Score values wait in their series and go into the histograms in bulk before any read
+        # (and whenever many wait), as tool calls do: observing each was a fifth of recording
+        # a run. The series holding values, and how many values they hold:
+        self._dirty: list[_ScoreSeries] = []
+        self._scores_pending = 0
 
     # -- scored runs ----------------------------------------------------------------------
 
@@ -126,6 +131,18 @@ class Telemetry:
         self._pending_names.clear()
         self._pending_statuses.clear()
 
+    def _observe_pending(self) -> None:
+        # Call with the lock held: the waiting score values into their histograms, each
+        # series' in the order they came. A series' histogram appears with its first value.
+        for series in self._dirty:
+            point = series.point
+            if point is None:
+                point = series.point = self._scores.point(series.key)
+            point.observe_all(series.pending, SCORE_BOUNDS)
+            series.pending = []
+        self._dirty.clear()
+        self._scores_pending = 0
+
     def _run_series(self, verdict: str | None, scenario: str, agent: str | None) -> _RunSeries:
         # Call with the lock held. Series keys follow each instrument's key order and leave
         # out absent values.
@@ -168,13 +185,16 @@ class Telemetry:
                 series = _memo_put(by_name, score.name, _ScoreSeries(key))
             value = score.value
             if value is not None:
-                point = series.point
-                if point is None:  # the histogram series appears with its first value
-                    point = series.point = self._scores.point(series.key)
-                point.observe(float(value), SCORE_BOUNDS)
+                waiting = series.pending
+                if not waiting:
+                    self._dirty.append(series)
+                waiting.append(value)
+                self._scores_pending += 1
             elif score.error is not None:
                 kind = self._fold(s.ERROR_TYPE, error_type(score))
                 self._errors.add(series.key + _pairs((s.ERROR_TYPE, kind)), 1)
+        if self._scores_pending >= _PENDING_LIMIT:
+            self._observe_pending()
 
     def add_source(self, source: Callable[[], Iterable[Instrument]]) -> None:
         """Render another component's instruments too (e.g. the judges' own counters).
@@ -250,6 +270,7 @@ class Telemetry:
         """Copies of every instrument, in a stable order."""
         with self._lock:
             self._count_calls()
+            self._observe_pending()
             own = [inst.snapshot() for inst in self._inst.values()]
         return own + [inst for source in self._sources for inst in source()]
 
@@ -306,6 +327,8 @@ class _ScoreSeries:
 
     key: Attrs
     point: HistogramPoint | None = None
+    pending: list[float] = field(default_factory=list)
+    """Values not yet in `point` (see `Telemetry._observe_pending`)."""
 
 
 def _memo_put(memo: dict[_K, _V], key: _K, value: _V) -> _V:
