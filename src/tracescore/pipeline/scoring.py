@@ -250,8 +250,9 @@ class RunScorer:
             if pending is not None and span_id:
                 annotations[span_id] = pending  # waits for judge scores
                 continue
-            if fanout is not None:
+            if fanout is not None:  # no span is held in fanout mode, so none is annotated
                 fanout.add(result)
+                continue
             # With their span bytes: `annotate_span_bytes` appends those as they are.
             attributes = encoded_score_attributes(result, self._prefix)
             if attributes and span_id:
