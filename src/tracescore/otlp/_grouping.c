@@ -51,14 +51,6 @@ void tracescore_grouping_free(Grouping *g) {
     PyMem_Free(g);
 }
 
-/* 16 (trace) or 8 (span) bytes, not all zero: what OTLP requires of ids. */
-static int valid_id(const uint8_t *data, Py_ssize_t len, Py_ssize_t want) {
-    uint8_t any = 0;
-    if (len != want) return 0;
-    for (Py_ssize_t n = 0; n < len; n++) any |= data[n];
-    return any != 0;
-}
-
 /* The index slot of a trace id: where its group's position is, or the free slot to put it. */
 static Py_ssize_t *index_slot(Grouping *g, const uint8_t *trace) {
     for (uint64_t i = bytes_hash(trace, 16);; i++) {

@@ -170,9 +170,7 @@ static PyObject *trace_hex_of(Shared *sh, PyObject *trace, const Parsed *s) {
  * and the trace_hex reference, also on failure. */
 PyObject *tracescore_record_of(Shared *sh, Parsed *s, PyObject *trace_hex, PyObject *resource,
                                PyObject *scope) {
-    int parent_set = 0;
-    if (s->parent_len == 8)
-        for (int n = 0; n < 8; n++) parent_set |= s->parent[n];
+    int parent_set = valid_id(s->parent, s->parent_len, 8); /* else no parent: a root */
     int32_t code = (int32_t)s->code; /* an int32 field, as upb and the tuples read it */
     PyObject *status = PyTuple_GET_ITEM(record_statuses, code >= 0 && code <= 2 ? code : 0);
     PyObject *events = s->events;

@@ -145,6 +145,14 @@ static inline int read_field(const uint8_t **pos, const uint8_t *end, Field *f, 
     return -1;
 }
 
+/* 16 (trace) or 8 (span) bytes, not all zero: what OTLP requires of ids. */
+static inline int valid_id(const uint8_t *data, Py_ssize_t len, Py_ssize_t want) {
+    uint8_t any = 0;
+    if (len != want) return 0;
+    for (Py_ssize_t n = 0; n < len; n++) any |= data[n];
+    return any != 0;
+}
+
 static inline PyObject *bytes_of(const uint8_t *data, Py_ssize_t len) {
     return PyBytes_FromStringAndSize(data ? (const char *)data : "", len);
 }
