@@ -19,10 +19,11 @@ static void put(Out *o, const void *p, Py_ssize_t n) {
     o->len += n;
 }
 
-static Py_ssize_t varint_size(uint64_t v) {
-    Py_ssize_t n = 1;
-    for (; v >= 0x80; v >>= 7) n++;
-    return n;
+/* The bytes of a length-delimited field with a one-byte tag and a `len`-byte payload. */
+static Py_ssize_t field_size(Py_ssize_t len) {
+    Py_ssize_t n = 1 + 1; /* the tag, and the length's last byte */
+    for (uint64_t v = (uint64_t)len; v >= 0x80; v >>= 7) n++;
+    return n + len;
 }
 
 /* A length-delimited field's tag and length. */
@@ -204,7 +205,7 @@ static int walk_resource(const uint8_t *p, const uint8_t *end, Py_ssize_t i, PyO
             if (scope == NULL || size_scope(f.data, f.data + f.len, drop, scope)) goto done;
             len -= p - start;
             if (scope->left) {
-                len += 1 + varint_size((uint64_t)scope->len) + scope->len;
+                len += field_size(scope->len);
                 kept_scopes = 1;
             }
             continue;
@@ -259,7 +260,7 @@ PyObject *tracescore_cut_spans(PyObject *self, PyObject *args) {
         if (walk_resource(f.data, f.data + f.len, i, by_scope, &plan, NULL, NULL)) goto done;
         const Part *resource = &plan.parts[at];
         total -= p - start;
-        if (resource->left) total += 1 + varint_size((uint64_t)resource->len) + resource->len;
+        if (resource->left) total += field_size(resource->len);
     }
     /* Writing, straight into the bytes object. */
     if ((held = PyDict_New()) == NULL) goto done;
