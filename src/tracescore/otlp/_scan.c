@@ -5,7 +5,7 @@
  * Why native: in Python every attribute read costs about 1 us, through upb or by hand
  * (reference/performance.md B.1), and that alone was more than the service's whole budget
  * per span. This walks the bytes once and builds only the Python objects the trajectory
- * builder reads. `tracescore.otlp.scan` holds the pure-Python twin (used when this module
+ * builder reads. `tracescore.otlp._python_scan` holds the pure-Python twin (used when this module
  * is not built); tests check both give the same answer on every fixture and on fuzzed input.
  *
  * scan_spans(body, keys, classify, decode_value, slow_kv, overhead) -> list of tuples
