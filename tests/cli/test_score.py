@@ -16,8 +16,9 @@ from tracescore.cli._score_table import render_table
 from tracescore.cli.score import PendingRun, score_deferred, score_runs
 from tracescore.config import Config, Scenario, ScenarioMatch, parse_config
 from tracescore.model import Trajectory
-from tracescore.scenarios import conclude, summarize
+from tracescore.scenarios import conclude
 from tracescore.scorers.base import Outcome, ScorerBase
+from tracescore.summary import summarize
 
 CONFIG = """
 scenarios:

@@ -14,7 +14,8 @@ from typing import TextIO
 
 from tracescore.config import Config
 from tracescore.model.score import Score
-from tracescore.scenarios import RunResult, ScenarioSummary
+from tracescore.scenarios import RunResult
+from tracescore.summary import ScenarioSummary
 
 __all__ = ["render_table", "use_colour"]
 

@@ -27,14 +27,13 @@ from tracescore.model.score import Score
 from tracescore.model.trajectory import Trajectory
 from tracescore.scenarios import (
     RunResult,
-    ScenarioSummary,
     conclude,
     is_sampled,
     score_entries,
     select_scenario,
-    summarize,
 )
 from tracescore.scorers.base import ScorerBase
+from tracescore.summary import ScenarioSummary, summarize
 
 __all__ = [
     "PendingRun",
