@@ -37,11 +37,13 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import grpc
 from aiohttp import ClientSession, TCPConnector, web
+from google.rpc import error_details_pb2, status_pb2
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -278,7 +280,9 @@ def rss_kib(pid: int, key: str = "VmRSS") -> int:
 
 
 class Load:
-    """Keeps `concurrency` requests in flight, resending on back-pressure like a collector.
+    """Keeps `concurrency` requests in flight, resending on back-pressure like a collector:
+    a refused request is sent again after the delay the service advises (HTTP Retry-After,
+    gRPC RetryInfo), as the collector's OTLP exporters wait at least that long.
 
     With `rate` (spans/s) it paces itself instead of saturating the server.
     """
@@ -309,14 +313,14 @@ class Load:
             channel = grpc.aio.insecure_channel(f"127.0.0.1:{self.port}")
             call = channel.unary_unary(EXPORT)
 
-            async def send(body: bytes) -> bool:
+            async def send(body: bytes) -> float | None:
                 try:
                     await call(body, timeout=60)
-                    return True
+                    return None
                 except grpc.aio.AioRpcError as err:
                     if err.code() != grpc.StatusCode.UNAVAILABLE:
                         raise
-                    return False
+                    return _retry_info_s(err.trailing_metadata())
 
             await self._workers(send, limit)
             await channel.close()
@@ -325,16 +329,20 @@ class Load:
             headers = {"Content-Type": "application/x-protobuf"}
             async with ClientSession(connector=TCPConnector(limit=self.concurrency)) as session:
 
-                async def send(body: bytes) -> bool:
+                async def send(body: bytes) -> float | None:
                     async with session.post(url, data=body, headers=headers) as resp:
                         await resp.read()
                         if resp.status not in (200, 503):
                             raise RuntimeError(f"HTTP {resp.status}")
-                        return resp.status == 200
+                        if resp.status == 200:
+                            return None
+                        return float(resp.headers.get("Retry-After") or 0)
 
                 await self._workers(send, limit)
 
-    async def _workers(self, send: Callable[[bytes], Awaitable[bool]], limit: int | None) -> None:
+    async def _workers(
+        self, send: Callable[[bytes], Awaitable[float | None]], limit: int | None
+    ) -> None:
         async def worker() -> None:
             while not self._stop and (limit is None or self._next < limit):
                 index, self._next = self._next, self._next + 1
@@ -342,9 +350,9 @@ class Load:
                 if self.rate:
                     due = self._started + (index * self.counts[0]) / self.rate
                     await asyncio.sleep(max(0.0, due - time.monotonic()))
-                while not await send(body):
+                while (retry_s := await send(body)) is not None:
                     self.refused += 1
-                    await asyncio.sleep(0.05)
+                    await asyncio.sleep(max(0.05, retry_s))
                 now = time.monotonic()
                 for tid in done:
                     self.sent_at[tid] = now
@@ -354,6 +362,19 @@ class Load:
 
     def stop(self) -> None:
         self._stop = True
+
+
+def _retry_info_s(metadata: Iterable[Any] | None) -> float:
+    """The delay of the RetryInfo in a gRPC error's `grpc-status-details-bin`, else 0."""
+    for key, value in metadata or ():
+        if key != "grpc-status-details-bin" or not isinstance(value, bytes):
+            continue
+        status = status_pb2.Status.FromString(value)
+        for detail in status.details:
+            info = error_details_pb2.RetryInfo()
+            if detail.Unpack(info):
+                return info.retry_delay.seconds + info.retry_delay.nanos / 1e9
+    return 0.0
 
 
 class Sink:
@@ -479,7 +500,12 @@ async def measure_round(
     other = (busy_seconds() - b0 - cpu - (cpu_seconds(me) - m0)) / wall
     if other > args.max_other_cores or not cpu:
         return None
-    return {"spans_s": load.spans / sending, "spans_cpu_s": load.spans / cpu, "other": other}
+    return {
+        "spans_s": load.spans / sending,
+        "spans_cpu_s": load.spans / cpu,
+        "other": other,
+        "refused": load.refused,
+    }
 
 
 async def alternate(
@@ -507,7 +533,8 @@ async def alternate(
             f"  {target.name:<20} {statistics.median(r['spans_s'] for r in rounds):>9,.0f}"
             f" spans/s = {statistics.median(r['spans_cpu_s'] for r in rounds):>9,.0f} spans per"
             f" CPU-second, median of {len(rounds)} rounds"
-            f" (other load <= {max(r['other'] for r in rounds):.2f} cores)",
+            f" (other load <= {max(r['other'] for r in rounds):.2f} cores;"
+            f" {sum(int(r['refused']) for r in rounds)} requests refused as overloaded)",
             flush=True,
         )
 
@@ -602,6 +629,7 @@ async def bench_protocol(protocol: str, stream: tuple, args: argparse.Namespace)
             "spans_s": statistics.median(r["spans_s"] for r in rounds),
             "spans_cpu_s": statistics.median(r["spans_cpu_s"] for r in rounds),
             "rounds": len(rounds),
+            "refused": sum(r["refused"] for r in rounds),
         }
 
     result = {
