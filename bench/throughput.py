@@ -21,6 +21,13 @@ batches ordered by end time (children before their agent span, as an SDK exports
 fresh trace ids on every pass. Printed: spans/s and spans per CPU-second of each server, the
 ratios, the latency from a run's last span being sent to its gen_ai.evaluation.result event
 reaching the sink (p50, p99) at half the service's capacity, and peak memory per buffered run.
+
+Every server runs with glibc's mmap threshold raised (MALLOC_MMAP_THRESHOLD_=64MiB,
+MALLOC_TRIM_THRESHOLD_=256MiB; `--default-malloc` leaves glibc's defaults): by default a server's
+speed depends on whether its 320 KB request buffers keep landing in fresh mmaps, which is decided
+by its heap's history. The same parse-and-discard gRPC server measured mostly 240,000-290,000
+spans per CPU-second (up to 390,000) when this file imported two modules fewer, and
+340,000-475,000 with them (reference/performance.md B.1c saw the same swings).
 """
 
 from __future__ import annotations
@@ -692,23 +699,24 @@ def main() -> int:
     parser.add_argument("--decision-wait", default="2s")
     parser.add_argument("--memory-runs", type=int, default=2000)
     parser.add_argument(
-        "--malloc-tuned",
+        "--default-malloc",
         action="store_true",
-        help="run both servers with MALLOC_MMAP_THRESHOLD_=64MiB MALLOC_TRIM_THRESHOLD_=256MiB",
+        help="run the servers with glibc's default malloc settings (see the module docstring)",
     )
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args()
     if args.role == "discard":
         discard(args.protocol, args.port)
         return 0
-    if args.malloc_tuned:
+    if not args.default_malloc:
         MALLOC.update(MALLOC_MMAP_THRESHOLD_="67108864", MALLOC_TRIM_THRESHOLD_="268435456")
     os.sched_setaffinity(0, {CLIENT_CPU})
     stream = make_stream(args.traces)
     n = sum(stream[1])
     print(
         f"payload: {len(stream[0])} batches, {n:,} spans, {sum(map(len, stream[0])) / n:.0f} "
-        f"B/span; servers on CPU {SERVICE_CPU}, load generator and sink on CPU {CLIENT_CPU}",
+        f"B/span; servers on CPU {SERVICE_CPU}, load generator and sink on CPU {CLIENT_CPU};"
+        f" malloc: {'glibc defaults' if args.default_malloc else 'mmap threshold 64 MiB'}",
         flush=True,
     )
     results = []
