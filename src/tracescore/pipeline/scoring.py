@@ -173,11 +173,12 @@ class RunScorer:
 
         Their evaluation events go out as one logs request: framing one request per trace cost
         about a fifth of emitting a run. Runs go through in slices of `_SLICE` traces, a stage
-        at a time over the slice (build, score, then each kind of output): each stage's code
-        stays warm in the CPU's caches, which cut a run's cost by about a sixth against taking
-        each run through every stage in turn. A slice's runs are then let go: keeping a tick's
-        runs until the end made the garbage collector scan every trajectory of the tick, twice.
-        A trace that fails in any stage loses its annotations, and only it.
+        at a time over the slice (build, score and count, then events and span attributes):
+        each stage's code stays warm in the CPU's caches, which cut a run's cost by about a
+        sixth against taking each run through every stage in turn. A slice's runs are then let
+        go: keeping a tick's runs until the end made the garbage collector scan every
+        trajectory of the tick, twice. A trace that fails in any stage loses its annotations,
+        and only it.
         """
         started = time.perf_counter()
         scored = 0
@@ -189,7 +190,6 @@ class RunScorer:
             built = self._per_trace(part, part, self._trajectories)
             runs = self._per_trace(part, built, self._scored_runs)
             scored += sum(len(results) for results in runs if results)
-            runs = self._per_trace(part, runs, _each(self._telemetry.record_run))
             runs = self._per_trace(part, runs, _each(logs.add))
             annotated = self._per_trace(part, runs, lambda results: self._annotate(results, fanout))
             out += [{} if annotations is None else annotations for annotations in annotated]
@@ -233,11 +233,19 @@ class RunScorer:
         ]
 
     def _scored_runs(self, trajectories: list[Trajectory]) -> list[RunResult]:
-        """The runs that a scenario scored."""
-        config = self._config
-        # Judges run off the ingestion path; here only deterministic scorers score.
-        results = [evaluate_run(config, t, deterministic_only=True) for t in trajectories]
-        return [r for r in results if r.scenario is not None and r.sampled]
+        """The runs that a scenario scored, each counted in the metrics as it is scored."""
+        config, record_run = self._config, self._telemetry.record_run
+        scored: list[RunResult] = []
+        for trajectory in trajectories:
+            # Judges run off the ingestion path; here only deterministic scorers score.
+            result = evaluate_run(config, trajectory, deterministic_only=True)
+            if result.scenario is not None and result.sampled:
+                # Counted at once: its tool calls are still in `select_calls`' one-run memo,
+                # which the scorers just filled. As a stage of its own after the slice was
+                # scored, every run missed it (a third of counting a run).
+                record_run(result)
+                scored.append(result)
+        return scored
 
     def _annotate(
         self, results: list[RunResult], fanout: FanoutSpans | None
