@@ -25,9 +25,9 @@ reaching the sink (p50, p99) at half the service's capacity, and peak memory per
 Every server runs with glibc's mmap threshold raised (MALLOC_MMAP_THRESHOLD_=64MiB,
 MALLOC_TRIM_THRESHOLD_=256MiB; `--default-malloc` leaves glibc's defaults): by default a server's
 speed depends on whether its 320 KB request buffers keep landing in fresh mmaps, which is decided
-by its heap's history. The same parse-and-discard gRPC server measured mostly 240,000-290,000
-spans per CPU-second (up to 390,000) when this file imported two modules fewer, and
-340,000-475,000 with them (reference/performance.md B.1c saw the same swings).
+by its heap's history. With glibc's defaults the same parse-and-discard gRPC server measured
+mostly 240,000-290,000 or 340,000-475,000 spans per CPU-second depending on which modules this
+file happened to import (reference/performance.md B.1c saw the same swings).
 """
 
 from __future__ import annotations
@@ -44,13 +44,11 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import grpc
 from aiohttp import ClientSession, TCPConnector, web
-from google.rpc import error_details_pb2, status_pb2
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -58,6 +56,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+from tracescore.export.transport import parse_retry_after, retry_info_delay
 
 SERVICE_CPU, CLIENT_CPU = 0, 1
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
@@ -327,7 +327,7 @@ class Load:
                 except grpc.aio.AioRpcError as err:
                     if err.code() != grpc.StatusCode.UNAVAILABLE:
                         raise
-                    return _retry_info_s(err.trailing_metadata())
+                    return retry_info_delay(err.trailing_metadata()) or 0.0
 
             await self._workers(send, limit)
             await channel.close()
@@ -343,7 +343,7 @@ class Load:
                             raise RuntimeError(f"HTTP {resp.status}")
                         if resp.status == 200:
                             return None
-                        return float(resp.headers.get("Retry-After") or 0)
+                        return parse_retry_after(resp.headers.get("Retry-After")) or 0.0
 
                 await self._workers(send, limit)
 
@@ -369,19 +369,6 @@ class Load:
 
     def stop(self) -> None:
         self._stop = True
-
-
-def _retry_info_s(metadata: Iterable[Any] | None) -> float:
-    """The delay of the RetryInfo in a gRPC error's `grpc-status-details-bin`, else 0."""
-    for key, value in metadata or ():
-        if key != "grpc-status-details-bin" or not isinstance(value, bytes):
-            continue
-        status = status_pb2.Status.FromString(value)
-        for detail in status.details:
-            info = error_details_pb2.RetryInfo()
-            if detail.Unpack(info):
-                return info.retry_delay.seconds + info.retry_delay.nanos / 1e9
-    return 0.0
 
 
 class Sink:

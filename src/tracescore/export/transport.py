@@ -34,7 +34,14 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2 as trace_sv
 
 from tracescore.config.serve import ExporterSettings
 
-__all__ = ["SIGNALS", "Attempt", "Transport", "make_transport"]
+__all__ = [
+    "SIGNALS",
+    "Attempt",
+    "Transport",
+    "make_transport",
+    "parse_retry_after",
+    "retry_info_delay",
+]
 
 SIGNALS = ("traces", "logs", "metrics")
 _RESPONSES: dict[str, type[Message]] = {
@@ -189,7 +196,7 @@ def _grpc_failure(exc: grpc.aio.AioRpcError) -> Attempt:
     if code in _GRPC_RETRYABLE:
         return Attempt(ok=False, retryable=True, reason=reason, message=message)
     if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
-        delay = _retry_info(exc.trailing_metadata())
+        delay = retry_info_delay(exc.trailing_metadata())
         # Without RetryInfo the server says the request can never fit: permanent.
         return Attempt(
             ok=False, retryable=delay is not None, reason=reason, delay=delay, message=message
@@ -197,7 +204,9 @@ def _grpc_failure(exc: grpc.aio.AioRpcError) -> Attempt:
     return Attempt(ok=False, reason=reason, message=message)
 
 
-def _retry_info(metadata: Any) -> float | None:
+def retry_info_delay(metadata: Any) -> float | None:
+    """Seconds to wait from the RetryInfo in a gRPC error's `grpc-status-details-bin` trailer,
+    or None when it carries none."""
     for key, value in metadata or ():
         if key != "grpc-status-details-bin" or not isinstance(value, bytes):
             continue
