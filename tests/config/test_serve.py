@@ -7,6 +7,7 @@ that what it says is exactly the defaults.
 
 from __future__ import annotations
 
+import json
 import textwrap
 import types
 import typing
@@ -73,6 +74,24 @@ def test_endpoints_must_be_host_and_port() -> None:
 def test_exporter_endpoint_must_be_a_url() -> None:
     with pytest.raises(ValidationError, match="expected a URL"):
         ExporterSettings(endpoint="collector:4317")
+
+
+@pytest.mark.parametrize(
+    ("headers", "problem"),
+    [
+        ({"x-team": "a\r\nInjected: 1"}, "line break"),
+        ({"x team": "a"}, "not an HTTP token"),
+        ({"": "a"}, "not an HTTP token"),
+    ],
+)
+def test_exporter_headers_must_be_sendable_and_problems_name_their_path(
+    headers: dict[str, str], problem: str
+) -> None:
+    assert ExporterSettings(endpoint="http://c:4318", headers={"X-Team_1": "a b"}).headers
+    yaml_text = f"exporter: {{endpoint: 'http://c:4318', headers: {json.dumps(headers)}}}\n"
+    with pytest.raises(ConfigError, match=problem) as caught:
+        parse_config(yaml_text)
+    assert "exporter.headers" in str(caught.value)
 
 
 def test_score_attribute_prefix_must_be_an_attribute_name() -> None:

@@ -46,6 +46,8 @@ _SIZE_UNITS = {
     "gib": 1024**3,
 }
 _NUMBER_UNIT = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+# An HTTP header name (RFC 9110 token).
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 def parse_duration(value: object) -> float:
@@ -217,6 +219,18 @@ class ExporterSettings(_Frozen):
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"expected a URL such as http://collector:4317, got {value!r}")
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _headers_are_sendable(cls, value: dict[str, str]) -> dict[str, str]:
+        # Both transports put them on the wire as they are: an HTTP header (or gRPC metadata
+        # key) is a token, and a value with a line break would inject headers of its own.
+        for name, text in value.items():
+            if not _HEADER_NAME.fullmatch(name):
+                raise ValueError(f"header name {name!r} is not an HTTP token")
+            if any(c in text for c in "\r\n\0"):
+                raise ValueError(f"header {name!r} has a line break or NUL in its value")
         return value
 
 

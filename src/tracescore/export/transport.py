@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-import aiohttp
 import grpc
 import grpc.aio
 from google.protobuf.message import Message
@@ -33,6 +32,7 @@ from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2 as metr
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2 as trace_svc
 
 from tracescore.config.serve import ExporterSettings
+from tracescore.export.http_client import HttpClient
 
 __all__ = [
     "SIGNALS",
@@ -227,24 +227,22 @@ class HttpTransport:
 
     def __init__(self, settings: ExporterSettings) -> None:
         self._settings = settings
-        base = settings.endpoint.rstrip("/")
-        self._urls = {signal: f"{base}/v1/{signal}" for signal in SIGNALS}
+        parts = urlsplit(settings.endpoint)
+        base = parts.path.rstrip("/")
+        self._paths = {signal: f"{base}/v1/{signal}" for signal in SIGNALS}
         self._headers = {**settings.headers, "Content-Type": _PROTOBUF}
         if settings.compression == "gzip":
             self._headers["Content-Encoding"] = "gzip"
-        self._session: aiohttp.ClientSession | None = None
+        self._client: HttpClient | None = None
 
     async def start(self) -> None:
-        ssl_context: ssl.SSLContext | bool = True
+        context: ssl.SSLContext | None = None
         tls = self._settings.tls
         if tls is not None:
-            ssl_context = ssl.create_default_context(cafile=tls.ca_file)
+            context = ssl.create_default_context(cafile=tls.ca_file)
             if tls.cert_file:
-                ssl_context.load_cert_chain(tls.cert_file, tls.key_file)
-        self._session = aiohttp.ClientSession(
-            timeout=aiohttp.ClientTimeout(total=self._settings.timeout),
-            connector=aiohttp.TCPConnector(ssl=ssl_context),
-        )
+                context.load_cert_chain(tls.cert_file, tls.key_file)
+        self._client = HttpClient(self._settings.endpoint, self._headers, context)
 
     async def prepare(self, body: bytes) -> bytes:
         if self._settings.compression != "gzip":
@@ -255,31 +253,28 @@ class HttpTransport:
         return await asyncio.to_thread(gzip.compress, body, 6)
 
     async def send(self, signal: str, body: bytes) -> Attempt:
-        assert self._session is not None, "send() before start()"
+        assert self._client is not None, "send() before start()"
         try:
-            async with self._session.post(
-                self._urls[signal], data=body, headers=self._headers
-            ) as resp:
-                payload = await resp.read()
-                if resp.status == 200:
-                    response = _RESPONSES[signal]()
-                    try:
-                        response.ParseFromString(payload)
-                    except Exception:  # a body we cannot read still means success
-                        return Attempt(ok=True)
-                    return _partial(signal, response)
-                return _http_failure(resp.status, resp.headers.get("Retry-After"), payload)
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            reply = await self._client.post(self._paths[signal], body, self._settings.timeout)
+        except (TimeoutError, OSError) as exc:
             return Attempt(
                 ok=False,
                 retryable=True,
                 reason="timeout" if isinstance(exc, TimeoutError) else "connection",
                 message=f"{type(exc).__name__}: {exc}",
             )
+        if reply.status == 200:
+            response = _RESPONSES[signal]()
+            try:
+                response.ParseFromString(reply.body)
+            except Exception:  # a body we cannot read still means success
+                return Attempt(ok=True)
+            return _partial(signal, response)
+        return _http_failure(reply.status, reply.headers.get("retry-after"), reply.body)
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
+        if self._client is not None:
+            await self._client.close()
 
 
 def _http_failure(status: int, retry_after: str | None, payload: bytes) -> Attempt:
