@@ -22,6 +22,7 @@ setup(
                     "_genai_bind",
                     "_flat",
                     "_validate",
+                    "_emit",
                 )
             ],
             depends=["src/tracescore/otlp/_scan.h", "src/tracescore/otlp/_genai.h"],

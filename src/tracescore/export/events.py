@@ -19,8 +19,9 @@ message.
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
@@ -33,7 +34,7 @@ from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
 from tracescore.scenarios import RunResult
 
-__all__ = ["EvaluationLogs", "encode_evaluation_logs", "evaluation_logs"]
+__all__ = ["EvaluationLogs", "encode_evaluation_logs", "evaluation_logs", "python_encode_records"]
 
 
 def evaluation_logs(
@@ -86,7 +87,8 @@ class EvaluationLogs:
         now = time.time_ns() if now_ns is None else now_ns
         self._stamp = stamp = wire.fixed64_field(_TIME, now)
         self._observed = _OBSERVED_TIME + stamp[1:] if stamp else b""  # the same fixed64, tagged
-        # Grouping key -> the resource field and that resource's framed records.
+        # Grouping key -> the resource field and that resource's framed records, a run's at a
+        # time.
         self._groups: dict[str, tuple[bytes, list[bytes]]] = {}
         self.records = 0
 
@@ -114,8 +116,9 @@ class EvaluationLogs:
             span_id = bytes.fromhex(trajectory.span_id)
             end += _SPAN_ID_8 + span_id if len(span_id) == 8 else wire.len_field(_SPAN_ID, span_id)
         end += self._observed + _EVENT_NAME
-        agent, scenario, stamp = trajectory.agent, result.scenario, self._stamp
-        group[1].extend([_record(score, agent, scenario, stamp, end) for score in result.scores])
+        group[1].append(
+            _encode_records(result.scores, trajectory.agent, result.scenario, self._stamp, end)
+        )
         self.records += len(result.scores)
 
     def encode(self) -> bytes:
@@ -209,6 +212,23 @@ def _record(
     return frame + record
 
 
+def python_encode_records(
+    scores: tuple[Score, ...], agent: str | None, scenario: str | None, start: bytes, end: bytes
+) -> bytes:
+    """The framed records of one run's scores, one after the other (`start`: the timestamp;
+    `end`: the ids, observed time and event name): the twin of the native
+    `encode_log_records` (otlp/_emit.c), which writes the same bytes in one call."""
+    return b"".join([_record(score, agent, scenario, start, end) for score in scores])
+
+
+def _make_template(
+    memo: tuple[str, str | None, str | None, str | None, str | None, str],
+) -> tuple[bytes, bytes, bytes]:
+    """The template of a memo key that `_TEMPLATES` lacks, remembered there (the native
+    encoder's miss)."""
+    return wire.remember(_TEMPLATES, memo, _template(*memo), _TEMPLATES_LIMIT)
+
+
 def _record_head(size: int) -> bytes:
     return wire.remember(_RECORD_HEADS, size, _LOG_RECORDS + wire.varint(size), _TEMPLATES_LIMIT)
 
@@ -284,3 +304,27 @@ def _resource(resource: Mapping[str, AttrValue]) -> tuple[str, bytes]:
         _RESOURCES.clear()
     _RESOURCES[id(resource)] = (resource, key, field)
     return key, field
+
+
+_encode_records: Callable[[tuple[Score, ...], str | None, str | None, bytes, bytes], bytes]
+try:
+    from tracescore.otlp._scan import (  # type: ignore[import-not-found,unused-ignore]
+        encode_log_records as _native_records,
+    )
+except ImportError:  # built without a C compiler
+    _encode_records = python_encode_records
+else:
+    # What the native encoder reads from this module: the memo and the makers it calls on a
+    # miss, and the fixed pieces around a record's value and explanation.
+    _NATIVE_CONSTS = (
+        _TEMPLATES,
+        _make_template,
+        score_label,
+        error_type,
+        semconv.LABEL_ERROR,
+        _SCORE_VALUE,
+        wire.len_field(b"\x0a", _EXPLANATION.encode()),  # KeyValue.key
+    )
+
+    # A partial, not a def: the call stays in C.
+    _encode_records = functools.partial(_native_records, _NATIVE_CONSTS)

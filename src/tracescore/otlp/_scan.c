@@ -336,6 +336,14 @@ static PyMethodDef methods[] = {
     {"read_plain_genai", (PyCFunction)(void (*)(void))tracescore_read_plain_genai,
      METH_FASTCALL,
      "read_plain_genai(span, max_value_chars) -> SpanView, or the bound FALLBACK (_genai.c)."},
+    {"encode_log_records", (PyCFunction)(void (*)(void))tracescore_encode_log_records,
+     METH_FASTCALL,
+     "encode_log_records(consts, scores, agent, scenario, start, end) -> a run's framed "
+     "LogRecords (_emit.c)."},
+    {"encode_score_fields", (PyCFunction)(void (*)(void))tracescore_encode_score_fields,
+     METH_FASTCALL,
+     "encode_score_fields(scores, items, by_name, make_pieces, label_of, tail) -> a run's "
+     "score attribute fields, or None (_emit.c)."},
     {NULL, NULL, 0, NULL},
 };
 
