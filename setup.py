@@ -22,10 +22,15 @@ setup(
                     "_genai_bind",
                     "_flat",
                     "_validate",
-                    "_emit",
+                    "_emit_logs",
+                    "_emit_attributes",
                 )
             ],
-            depends=["src/tracescore/otlp/_scan.h", "src/tracescore/otlp/_genai.h"],
+            depends=[
+                "src/tracescore/otlp/_scan.h",
+                "src/tracescore/otlp/_genai.h",
+                "src/tracescore/otlp/_emit.h",
+            ],
             optional=True,
             # Hidden: only PyInit__scan is exported, so no name here can shadow a libc one.
             extra_compile_args=[

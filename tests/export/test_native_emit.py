@@ -1,4 +1,4 @@
-"""The native encoders of a run's log records and score attributes (otlp/_emit.c) write exactly
+"""The native encoders of a run's log records and score attributes (otlp/_emit_*.c) write exactly
 what their Python twins write, for any scores."""
 
 from __future__ import annotations

@@ -79,8 +79,8 @@ class _ScorePieces:
         # The explanation field up to its UTF-8 bytes, by their number: explanations rarely
         # repeat, their framing does.
         self.heads: dict[int, bytes] = {}
-        # What the native encoder reads (`encode_score_fields` in otlp/_emit.c, which frames
-        # the explanation itself from the key's field).
+        # What the native encoder reads (`encode_score_fields`, otlp/_emit_attributes.c, which
+        # frames the explanation itself from the key's field).
         self.native = (
             self.score_key,
             self.label_key,

@@ -217,7 +217,7 @@ def python_encode_records(
 ) -> bytes:
     """The framed records of one run's scores, one after the other (`start`: the timestamp;
     `end`: the ids, observed time and event name): the twin of the native
-    `encode_log_records` (otlp/_emit.c), which writes the same bytes in one call."""
+    `encode_log_records` (otlp/_emit_logs.c), which writes the same bytes in one call."""
     return b"".join([_record(score, agent, scenario, start, end) for score in scores])
 
 

@@ -339,11 +339,11 @@ static PyMethodDef methods[] = {
     {"encode_log_records", (PyCFunction)(void (*)(void))tracescore_encode_log_records,
      METH_FASTCALL,
      "encode_log_records(consts, scores, agent, scenario, start, end) -> a run's framed "
-     "LogRecords (_emit.c)."},
+     "LogRecords (_emit_logs.c)."},
     {"encode_score_fields", (PyCFunction)(void (*)(void))tracescore_encode_score_fields,
      METH_FASTCALL,
      "encode_score_fields(scores, items, by_name, make_pieces, label_of, tail) -> a run's "
-     "score attribute fields, or None (_emit.c)."},
+     "score attribute fields, or None (_emit_attributes.c)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -294,7 +294,7 @@ PyObject *tracescore_validate_request(PyObject *self, PyObject *body);
 /* _genai_bind.c, _genai.c */
 PyObject *tracescore_bind_genai(PyObject *self, PyObject *args);
 PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-/* _emit.c */
+/* _emit_logs.c, _emit_attributes.c */
 PyObject *tracescore_encode_log_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *tracescore_encode_score_fields(PyObject *self, PyObject *const *args,
                                          Py_ssize_t nargs);
