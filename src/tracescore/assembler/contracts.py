@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
+from tracescore.model import record
 from tracescore.model.span import AttrValue, SpanRecord
 from tracescore.otlp.scan import CandidateRule
 
@@ -68,7 +69,7 @@ class Counters(Protocol):
     def set_bytes_buffered(self, n: int) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
+@record  # built for every scored trace: a frozen dataclass's __init__ cost 4x as much
 class ReadyTrace:
     """A trace whose runs are due to be scored."""
 
