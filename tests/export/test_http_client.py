@@ -14,6 +14,7 @@ from aiohttp import web
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tracescore.export import http_client
 from tracescore.export.http_client import HttpClient, HttpProtocolError, HttpReply, _parse
 
 T = TypeVar("T")
@@ -191,6 +192,25 @@ def test_a_connection_the_server_closed_while_idle_is_not_used() -> None:
             return [first.status, second.status]
 
     assert run(main()) == [200, 200]
+
+
+def test_a_connection_idle_too_long_is_closed_not_reused(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def handler(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(body=b"ok")
+
+    async def main() -> int:
+        async with aiohttp_server(handler) as (url, connections):
+            client = HttpClient(url, {}, None)
+            await client.post("/", b"a", 5.0)
+            await client.post("/", b"b", 5.0)  # kept alive: the same connection
+            monkeypatch.setattr(http_client, "KEEP_IDLE_S", 0.05)
+            await asyncio.sleep(0.1)
+            await client.post("/", b"c", 5.0)  # idle too long: a new one
+            await client.close()
+            return len(connections)
+
+    assert run(main()) == 2
 
 
 @pytest.mark.parametrize(

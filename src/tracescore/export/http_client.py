@@ -30,6 +30,10 @@ _MAX_BODY = 4 * 1024 * 1024
 """Replies are statuses and small error messages; a larger one is not an OTLP endpoint's."""
 _MAX_IDLE = 16
 """Idle connections kept (the exporter's senders use one each)."""
+KEEP_IDLE_S = 15.0
+"""An idle connection older than this is closed rather than reused (aiohttp's default): a
+server closing idle connections (the collector's after a minute) may do it just as a request is
+sent on one, and that request would then fail."""
 
 
 class HttpProtocolError(ConnectionError):
@@ -97,11 +101,11 @@ class HttpClient:
             if connection is not None:
                 connection.close()
             raise
-        if connection.reusable:
-            if len(self._idle) < _MAX_IDLE:
-                self._idle.append(connection)
-            else:
-                connection.close()
+        if connection.reusable and len(self._idle) < _MAX_IDLE:
+            connection.idle_since = asyncio.get_running_loop().time()
+            self._idle.append(connection)
+        else:
+            connection.close()
         return reply
 
     async def close(self) -> None:
@@ -111,11 +115,13 @@ class HttpClient:
             connection.close()
 
     async def _connection(self) -> _Connection:
+        loop = asyncio.get_running_loop()
         while self._idle:
             connection = self._idle.pop()
-            if connection.reusable:  # the server may have closed it while it was idle
+            # The server may have closed it while it was idle, or may be about to.
+            if connection.reusable and loop.time() - connection.idle_since < KEEP_IDLE_S:
                 return connection
-        loop = asyncio.get_running_loop()
+            connection.close()
         _, connection = await loop.create_connection(
             _Connection,
             self._host,
@@ -135,6 +141,7 @@ class _Connection(asyncio.Protocol):
         self._waiter: asyncio.Future[HttpReply] | None = None
         self._closed = False
         self.reusable = False
+        self.idle_since = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
