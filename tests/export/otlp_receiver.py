@@ -93,6 +93,8 @@ class TestReceiver:
     attempts: dict[str, int] = field(default_factory=lambda: {"traces": 0, "logs": 0, "metrics": 0})
     tls: tuple[Path, Path] | None = None
     """(certificate, key): serve TLS; the endpoint becomes https://."""
+    client_ca: Path | None = None
+    """With `tls`: require a client certificate that this CA certificate signed (mTLS)."""
     _grpc: grpc.aio.Server | None = None
     _http: web.AppRunner | None = None
 
@@ -129,7 +131,11 @@ class TestReceiver:
             address = f"127.0.0.1:{self.port}"
             if self.tls:
                 cert, key = (p.read_bytes() for p in self.tls)
-                server.add_secure_port(address, grpc.ssl_server_credentials([(key, cert)]))
+                ca = self.client_ca.read_bytes() if self.client_ca else None
+                credentials = grpc.ssl_server_credentials(
+                    [(key, cert)], root_certificates=ca, require_client_auth=ca is not None
+                )
+                server.add_secure_port(address, credentials)
             else:
                 server.add_insecure_port(address)
             await server.start()
@@ -144,6 +150,9 @@ class TestReceiver:
             if self.tls:
                 context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
                 context.load_cert_chain(*self.tls)
+                if self.client_ca:
+                    context.load_verify_locations(self.client_ca)
+                    context.verify_mode = ssl.CERT_REQUIRED
             await web.TCPSite(runner, "127.0.0.1", self.port, ssl_context=context).start()
             self._http = runner
 

@@ -436,3 +436,38 @@ def test_tls_endpoint_with_its_ca_delivers_and_without_it_does_not(
         assert dropped(untrusted, semconv.DROP_EXPORT_RETRIES_EXHAUSTED) == 2
 
     run(scenario())
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_receiver_requiring_client_certificates_gets_the_configured_one(
+    protocol: str, certificate: tuple[Path, Path]
+) -> None:
+    cert, key = certificate  # self-signed: it is its own CA, for the server and the client
+
+    async def scenario() -> None:
+        receiver = TestReceiver(protocol, tls=certificate, client_ca=cert)
+        await receiver.start()
+        with_cert = Telemetry()
+        tls = ClientTlsSettings(ca_file=str(cert), cert_file=str(cert), key_file=str(key))
+        exporter = OtlpExporter(settings(receiver, protocol, tls=tls), with_cert)
+        await exporter.start()
+        exporter.submit_traces(traces(3))
+        await exporter.shutdown(timeout=10)
+
+        without = Telemetry()
+        retry = RetrySettings(initial_interval=0.02, max_interval=0.05, max_elapsed_time=0.3)
+        anonymous = OtlpExporter(
+            settings(receiver, protocol, tls=ClientTlsSettings(ca_file=str(cert)), retry=retry),
+            without,
+        )
+        await anonymous.start()
+        anonymous.submit_traces(traces(2))
+        await anonymous.shutdown(timeout=10)
+        await receiver.stop()
+
+        assert forwarded(with_cert) == 3
+        assert len(receiver.spans()) == 3
+        assert forwarded(without) == 0
+        assert dropped(without, semconv.DROP_EXPORT_RETRIES_EXHAUSTED) == 2
+
+    run(scenario())
