@@ -106,4 +106,13 @@ static inline const char *explanation_of(PyObject *score, PyObject **text, Py_ss
     return PyUnicode_AsUTF8AndSize(*text, size);
 }
 
+/* memo[key], or make(key) on a miss, which remembers what it makes in Python: a new
+ * reference, NULL on error. */
+static inline PyObject *remembered(PyObject *memo, PyObject *key, PyObject *make) {
+    PyObject *found = PyDict_GetItemWithError(memo, key);
+    if (found != NULL)
+        return Py_NewRef(found);
+    return PyErr_Occurred() ? NULL : PyObject_CallOneArg(make, key);
+}
+
 #endif

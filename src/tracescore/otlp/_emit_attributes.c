@@ -7,12 +7,7 @@ enum { P_SCORE_KEY, P_LABEL_KEY, P_EXPLANATION_KEY, P_VALUE_HEAD, P_LABELS, P_KE
        P_LABEL_FIELD, P_SIZE };
 
 static PyObject *pieces_of(PyObject *name, PyObject *by_name, PyObject *make) {
-    PyObject *pieces = PyDict_GetItemWithError(by_name, name);
-    if (pieces != NULL)
-        return Py_NewRef(pieces);
-    if (PyErr_Occurred())
-        return NULL;
-    pieces = PyObject_CallOneArg(make, name); /* makes and remembers them */
+    PyObject *pieces = remembered(by_name, name, make);
     if (pieces == NULL)
         return NULL;
     if (!PyTuple_CheckExact(pieces) || PyTuple_GET_SIZE(pieces) != P_SIZE ||

@@ -68,12 +68,7 @@ static PyObject *template_key(PyObject *score, PyObject *agent, PyObject *scenar
 }
 
 static PyObject *template_of(PyObject *key, PyObject *templates, PyObject *make) {
-    PyObject *template = PyDict_GetItemWithError(templates, key);
-    if (template != NULL)
-        return Py_NewRef(template);
-    if (PyErr_Occurred())
-        return NULL;
-    template = PyObject_CallOneArg(make, key); /* makes and remembers it */
+    PyObject *template = remembered(templates, key, make);
     if (template == NULL)
         return NULL;
     if (!PyTuple_CheckExact(template) || PyTuple_GET_SIZE(template) != 3 ||
