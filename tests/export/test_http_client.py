@@ -52,13 +52,16 @@ async def aiohttp_server(
 
 @asynccontextmanager
 async def scripted_server(
-    replies: list[bytes], close_after: bool = False
+    replies: list[bytes], close_after: bool = False, connections: list[object] | None = None
 ) -> AsyncIterator[tuple[str, list[bytes]]]:
     """A server that reads each request whole, then writes the next scripted reply (and
-    closes with `close_after`); its URL and the requests it read."""
+    closes with `close_after`); its URL and the requests it read (and in `connections`, each
+    connection it accepted)."""
     requests: list[bytes] = []
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if connections is not None:
+            connections.append(writer)
         try:
             while replies:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -221,6 +224,8 @@ def test_a_connection_idle_too_long_is_closed_not_reused(monkeypatch: pytest.Mon
         (b"HTTP/1.1 200 OK\r\nContent-Length: -3\r\n\r\n", "unusable Content-Length"),
         (b"HTTP/1.1 200 OK\r\nContent-Length: 99999999\r\n\r\n", "unusable Content-Length"),
         (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "bad chunk size"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n", "bad chunk size"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0x1\r\n", "bad chunk size"),
         (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", "before the reply's body"),
         (b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc", "gzip"),
         (b"HTTP/1.1 200", "without a complete header"),
@@ -309,3 +314,38 @@ def test_a_reply_parses_the_same_however_its_bytes_arrive(reply: bytes, cuts: li
     assert answer == whole
     assert whole[0].headers.get("retry-after", "3") == "3"
     assert whole[0].body in (b"hello", b"abcde", b"")
+    assert whole[2] == len(reply)  # where the reply ends: nothing of it is left over
+
+
+def test_a_reply_followed_by_bytes_nobody_asked_for_drops_its_connection() -> None:
+    ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+    async def main() -> tuple[int, int]:
+        connections: list[object] = []
+        replies = [ok + b"HTTP/1.1 200 OK\r\n", ok]
+        async with scripted_server(replies, connections=connections) as (url, _):
+            client = HttpClient(url, {}, None)
+            first = await client.post("/", b"a", 5.0)
+            second = await client.post("/", b"b", 5.0)  # on a new connection
+            await client.close()
+            return first.status + second.status, len(connections)
+
+    assert run(main()) == (400, 2)
+
+
+def test_a_closed_client_keeps_no_connection_of_a_request_in_flight() -> None:
+    async def handler(request: web.Request) -> web.Response:
+        await request.read()
+        await asyncio.sleep(0.1)
+        return web.Response(body=b"ok")
+
+    async def main() -> int:
+        async with aiohttp_server(handler) as (url, _):
+            client = HttpClient(url, {}, None)
+            flight = asyncio.create_task(client.post("/", b"x", 5.0))
+            await asyncio.sleep(0.02)
+            await client.close()
+            await flight
+            return len(client._idle)
+
+    assert run(main()) == 0

@@ -18,6 +18,7 @@ is the exporter's to retry, under its backoff and its count of failures.
 from __future__ import annotations
 
 import asyncio
+import re
 import ssl
 import zlib
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ __all__ = ["HttpClient", "HttpProtocolError", "HttpReply"]
 _MAX_HEAD = 64 * 1024
 _MAX_BODY = 4 * 1024 * 1024
 """Replies are statuses and small error messages; a larger one is not an OTLP endpoint's."""
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
 _MAX_IDLE = 16
 """Idle connections kept (the exporter's senders use one each)."""
 KEEP_IDLE_S = 15.0
@@ -78,6 +80,7 @@ class HttpClient:
                 raise ValueError(f"invalid HTTP header {name!r}: {value!r}")
         self._head = "".join(f"{name}: {value}\r\n" for name, value in lines).encode("latin-1")
         self._idle: list[_Connection] = []
+        self._closed = False
 
     async def post(self, path: str, body: bytes, timeout: float) -> HttpReply:
         """POST `body` to `path`; the reply, whatever its status.
@@ -101,7 +104,7 @@ class HttpClient:
             if connection is not None:
                 connection.close()
             raise
-        if connection.reusable and len(self._idle) < _MAX_IDLE:
+        if connection.reusable and not self._closed and len(self._idle) < _MAX_IDLE:
             connection.idle_since = asyncio.get_running_loop().time()
             self._idle.append(connection)
         else:
@@ -110,6 +113,7 @@ class HttpClient:
 
     async def close(self) -> None:
         """Close every idle connection (those in use close when their request ends)."""
+        self._closed = True
         idle, self._idle = self._idle, []
         for connection in idle:
             connection.close()
@@ -167,13 +171,15 @@ class _Connection(asyncio.Protocol):
             return
         self._buffer += data
         try:
-            reply = _parse(self._buffer, ended=False)
+            parsed = _parse(self._buffer, ended=False)
         except HttpProtocolError as exc:
             waiter.set_exception(exc)
             self.close()
             return
-        if reply is not None:
-            self._finish(waiter, *reply)
+        if parsed is not None:
+            reply, keep, stop = parsed
+            # Bytes after the reply were not asked for: the connection is out of step.
+            self._finish(waiter, reply, keep and stop == len(self._buffer))
 
     def eof_received(self) -> bool | None:
         return False  # close the transport: a half-closed connection is not reused
@@ -212,9 +218,10 @@ class _Connection(asyncio.Protocol):
             self.close()
 
 
-def _parse(buffer: bytearray, ended: bool) -> tuple[HttpReply, bool] | None:
-    """The reply in `buffer` and whether its connection may be reused, or None while more
-    bytes are needed (`ended`: none will come, so a body may be ended by the close)."""
+def _parse(buffer: bytearray, ended: bool) -> tuple[HttpReply, bool, int] | None:
+    """The reply in `buffer`, whether its connection may be reused and where the reply ends
+    in `buffer`, or None while more bytes are needed (`ended`: none will come, so a body may be
+    ended by the close)."""
     end = buffer.find(b"\r\n\r\n")
     if end < 0:
         if len(buffer) > _MAX_HEAD or (ended and buffer):
@@ -238,11 +245,12 @@ def _parse(buffer: bytearray, ended: bool) -> tuple[HttpReply, bool] | None:
     start = end + 4
     keep = version == "HTTP/1.1" and "close" not in headers.get("connection", "").lower()
     if "chunked" in headers.get("transfer-encoding", "").lower():
-        body = _chunked(buffer, start)
-        if body is None:
+        chunked = _chunked(buffer, start)
+        if chunked is None:
             if ended:
                 raise HttpProtocolError("connection closed in a chunked reply")
             return None
+        body, stop = chunked
     elif "content-length" in headers:
         length = headers["content-length"]
         if not length.isdigit() or int(length) > _MAX_BODY:
@@ -251,22 +259,24 @@ def _parse(buffer: bytearray, ended: bool) -> tuple[HttpReply, bool] | None:
             if ended:
                 raise HttpProtocolError("connection closed before the reply's body was whole")
             return None
-        body = bytes(buffer[start : start + int(length)])
+        stop = start + int(length)
+        body = bytes(buffer[start:stop])
     elif status in (204, 304):
-        body = b""
+        body, stop = b"", start
     else:  # the body ends with the connection
         if len(buffer) - start > _MAX_BODY:
             raise HttpProtocolError(f"reply body over {_MAX_BODY} bytes")
         if not ended:
             return None
-        body, keep = bytes(buffer[start:]), False
+        body, keep, stop = bytes(buffer[start:]), False, len(buffer)
     if headers.get("content-encoding", "").lower() == "gzip" and body:
         body = _gunzip(body)
-    return HttpReply(status, headers, body), keep
+    return HttpReply(status, headers, body), keep, stop
 
 
-def _chunked(buffer: bytearray, start: int) -> bytes | None:
-    """A chunked body from `start`, or None while incomplete (trailers are skipped)."""
+def _chunked(buffer: bytearray, start: int) -> tuple[bytes, int] | None:
+    """A chunked body from `start` and where it ends, or None while incomplete (trailers are
+    skipped)."""
     parts: list[bytes] = []
     at = start
     while True:
@@ -274,15 +284,14 @@ def _chunked(buffer: bytearray, start: int) -> bytes | None:
         if eol < 0:
             return None
         size_text = bytes(buffer[at:eol]).split(b";", 1)[0].strip()
-        try:
-            size = int(size_text, 16)
-        except ValueError:
-            raise HttpProtocolError(f"bad chunk size {size_text[:20]!r}") from None
-        if size == 0:
+        if not _HEX.fullmatch(size_text):
+            raise HttpProtocolError(f"bad chunk size {size_text[:20]!r}")
+        size = int(size_text, 16)
+        if size == 0:  # the last chunk, then trailers up to an empty line
+            if buffer[eol : eol + 4] == b"\r\n\r\n":
+                return b"".join(parts), eol + 4
             trailer_end = buffer.find(b"\r\n\r\n", eol)
-            if buffer[eol : eol + 4] == b"\r\n\r\n" or trailer_end >= 0:
-                return b"".join(parts)
-            return None
+            return None if trailer_end < 0 else (b"".join(parts), trailer_end + 4)
         if sum(map(len, parts)) + size > _MAX_BODY:
             raise HttpProtocolError(f"reply body over {_MAX_BODY} bytes")
         if len(buffer) < eol + 2 + size + 2:
