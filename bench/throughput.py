@@ -617,11 +617,13 @@ async def bench_protocol(protocol: str, stream: tuple, args: argparse.Namespace)
         proc.terminate()
         await asyncio.get_running_loop().run_in_executor(None, proc.wait)
 
-    def summary(target: Target) -> dict[str, float]:
+    def summary(target: Target) -> dict[str, float | list[float]]:
         rounds = target.rounds
         return {
             "spans_s": statistics.median(r["spans_s"] for r in rounds),
             "spans_cpu_s": statistics.median(r["spans_cpu_s"] for r in rounds),
+            # Per round, to tell a drifting machine from a server with two speeds.
+            "spans_cpu_s_per_round": [r["spans_cpu_s"] for r in rounds],
             "rounds": len(rounds),
             "refused": sum(r["refused"] for r in rounds),
         }
