@@ -24,6 +24,7 @@ setup(
                     "_validate",
                     "_emit_logs",
                     "_emit_attributes",
+                    "_checks",
                 )
             ],
             depends=[

@@ -23,14 +23,14 @@ static const char *model_call_fields[M_FIELDS] = {
 /* What bind_genai bound: classes, slot offsets, keys and constants (see _genai.h). */
 Bound bound;
 
-/* The offset of slot `name` of `type`, or -1 with TypeError set. */
-static Py_ssize_t slot_offset(PyObject *type, const char *name) {
+/* The offset of slot `name` of `type`, or -1 with TypeError set (_checks.c binds with it too). */
+Py_ssize_t tracescore_slot_offset(PyObject *type, const char *name) {
     PyObject *descr = PyObject_GetAttrString(type, name);
     if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type) ||
         ((PyMemberDescrObject *)descr)->d_member->type != T_OBJECT_EX) {
         Py_XDECREF(descr);
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "bind_genai: %s is not a slot", name);
+        PyErr_Format(PyExc_TypeError, "%s is not a slot of %R", name, type);
         return -1;
     }
     Py_ssize_t offset = ((PyMemberDescrObject *)descr)->d_member->offset;
@@ -98,19 +98,19 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args) {
         if (!PyUnicode_Check(name) || PyUnicode_CompareWithASCIIString(name, view_fields[n]))
             return PyErr_Format(PyExc_TypeError, "bind_genai: SpanView field %d is not %s", n,
                                 view_fields[n]);
-        if ((offsets[n] = slot_offset(view, view_fields[n])) < 0) return NULL;
+        if ((offsets[n] = tracescore_slot_offset(view, view_fields[n])) < 0) return NULL;
     }
-    Py_ssize_t attributes = slot_offset(record, "attributes");
-    Py_ssize_t events = slot_offset(record, "events");
-    Py_ssize_t status_code = slot_offset(record, "status_code");
-    Py_ssize_t status_message = slot_offset(record, "status_message");
-    Py_ssize_t name = slot_offset(record, "name");
-    Py_ssize_t scope = slot_offset(record, "scope");
-    Py_ssize_t span_id = slot_offset(record, "span_id");
-    Py_ssize_t parent_span_id = slot_offset(record, "parent_span_id");
-    Py_ssize_t start_ns = slot_offset(record, "start_ns");
-    Py_ssize_t end_ns = slot_offset(record, "end_ns");
-    Py_ssize_t kind = slot_offset(record, "kind");
+    Py_ssize_t attributes = tracescore_slot_offset(record, "attributes");
+    Py_ssize_t events = tracescore_slot_offset(record, "events");
+    Py_ssize_t status_code = tracescore_slot_offset(record, "status_code");
+    Py_ssize_t status_message = tracescore_slot_offset(record, "status_message");
+    Py_ssize_t name = tracescore_slot_offset(record, "name");
+    Py_ssize_t scope = tracescore_slot_offset(record, "scope");
+    Py_ssize_t span_id = tracescore_slot_offset(record, "span_id");
+    Py_ssize_t parent_span_id = tracescore_slot_offset(record, "parent_span_id");
+    Py_ssize_t start_ns = tracescore_slot_offset(record, "start_ns");
+    Py_ssize_t end_ns = tracescore_slot_offset(record, "end_ns");
+    Py_ssize_t kind = tracescore_slot_offset(record, "kind");
     if (attributes < 0 || events < 0 || status_code < 0 || status_message < 0 || name < 0 ||
         scope < 0 || span_id < 0 || parent_span_id < 0 || start_ns < 0 || end_ns < 0 ||
         kind < 0)

@@ -336,6 +336,10 @@ static PyMethodDef methods[] = {
     {"read_plain_genai", (PyCFunction)(void (*)(void))tracescore_read_plain_genai,
      METH_FASTCALL,
      "read_plain_genai(span, max_value_chars) -> SpanView, or the bound FALLBACK (_genai.c)."},
+    {"bind_checks", tracescore_bind_checks, METH_VARARGS,
+     "bind_checks(Score, ToolCall, select_calls): once, before check_score (_checks.c)."},
+    {"check_score", (PyCFunction)(void (*)(void))tracescore_check_score, METH_FASTCALL,
+     "check_score(params, trajectory) -> the Score of a native check (_checks.c)."},
     {"encode_log_records", (PyCFunction)(void (*)(void))tracescore_encode_log_records,
      METH_FASTCALL,
      "encode_log_records(consts, scores, agent, scenario, start, end) -> a run's framed "

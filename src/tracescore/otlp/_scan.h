@@ -294,6 +294,11 @@ PyObject *tracescore_validate_request(PyObject *self, PyObject *body);
 /* _genai_bind.c, _genai.c */
 PyObject *tracescore_bind_genai(PyObject *self, PyObject *args);
 PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* _genai_bind.c */
+Py_ssize_t tracescore_slot_offset(PyObject *type, const char *name);
+/* _checks.c */
+PyObject *tracescore_bind_checks(PyObject *self, PyObject *args);
+PyObject *tracescore_check_score(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* _emit_logs.c, _emit_attributes.c */
 PyObject *tracescore_encode_log_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *tracescore_encode_score_fields(PyObject *self, PyObject *const *args,

@@ -241,11 +241,7 @@ class ScorerBase(BaseModel):
         threshold's verdict on the only two values a check scores: per run, reading them from
         the pydantic model and checking the threshold cost about a third of building the Score.
         """
-        name, kind, threshold = self.name or self.type, self.type, self.threshold
-        passes = True if threshold is None else threshold.check(1.0)
-        fails = False if threshold is None else threshold.check(0.0)
-        pass_label = semconv.LABEL_PASS if passes else semconv.LABEL_FAIL
-        fail_label = semconv.LABEL_PASS if fails else semconv.LABEL_FAIL
+        name, kind, passes, fails, pass_label, fail_label = self.binary_constants()
 
         def binary_score(
             passed: bool, explanation: str, details: dict[str, Any], digest: str
@@ -256,6 +252,16 @@ class ScorerBase(BaseModel):
             return Score(name, kind, 0.0, fails, explanation, digest, fail_label, details)
 
         return binary_score
+
+    def binary_constants(self) -> tuple[str, str, bool, bool, str, str]:
+        """What every 0/1 score of this scorer shares: (name, type, `passed` of a 1, `passed` of
+        a 0, label of a 1, label of a 0)."""
+        threshold = self.threshold
+        passes = True if threshold is None else threshold.check(1.0)
+        fails = False if threshold is None else threshold.check(0.0)
+        pass_label = semconv.LABEL_PASS if passes else semconv.LABEL_FAIL
+        fail_label = semconv.LABEL_PASS if fails else semconv.LABEL_FAIL
+        return self.name or self.type, self.type, passes, fails, pass_label, fail_label
 
     def finish(self, outcome: Outcome, digest: str) -> Score:
         """Apply the threshold and label rules to an outcome."""

@@ -30,6 +30,13 @@ from tracescore.scorers._common import (
     names,
     uncounted_note,
 )
+from tracescore.scorers._native_checks import (
+    CALLED_TOOL,
+    MAX_TOOL_CALLS,
+    NO_TOOL_ERRORS,
+    Kernel,
+    native_score,
+)
 from tracescore.scorers.base import Outcome, ScorerBase, select_calls
 
 __all__ = [
@@ -93,7 +100,15 @@ class _Check(ScorerBase):
                 return error_score(f"{type(exc).__name__}: {exc}", digest)
             return binary_score(passed, explanation, details, digest)
 
-        return score
+        kernel = self.kernel()
+        if kernel is None:
+            return score
+        return native_score(kernel, self.binary_constants(), score, digest) or score
+
+    def kernel(self) -> Kernel | None:
+        """The native kernel that scores this check exactly as `check` does, with the call
+        policy and its arguments (`_native_checks`); None when there is none."""
+        return None
 
 
 class CalledTool(ExpectationScorer, _Check):
@@ -114,6 +129,10 @@ class CalledTool(ExpectationScorer, _Check):
         if note:
             explanation += f"; {note}"
         return passed, explanation, {"tool": tool, "expected_times": times, "actual_count": count}
+
+    def kernel(self) -> Kernel | None:
+        """`check` natively."""
+        return CALLED_TOOL, self.calls, self.include_subagents, self.tool, self.times
 
 
 class ToolOrder(ExpectationScorer, _Check):
@@ -188,6 +207,10 @@ class MaxToolCalls(ProhibitionScorer, _Check):
         explanation = f"{count} tool call(s), at most {most} allowed: {names(calls)}"
         return count <= most, explanation, {"count": count, "max": most}
 
+    def kernel(self) -> Kernel | None:
+        """`check` natively."""
+        return MAX_TOOL_CALLS, self.calls, self.include_subagents, self.max, None
+
 
 class NoToolErrors(ProhibitionScorer, _Check):
     """1 when no tool call failed (`checks.noToolErrors`); no calls at all passes."""
@@ -227,6 +250,12 @@ class NoToolErrors(ProhibitionScorer, _Check):
             "paused": [c.name for c in paused],
         }
         return not failed, explanation, details
+
+    def kernel(self) -> Kernel | None:
+        """`check` natively, but under `compat: mastra` (which reads results)."""
+        if self.compat == "mastra":
+            return None
+        return NO_TOOL_ERRORS, self.calls, self.include_subagents, None, None
 
 
 class OutputIncludes(ScorerBase):
