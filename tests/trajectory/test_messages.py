@@ -119,3 +119,9 @@ def test_text_of_every_failed_result_shape_may_be_an_error(failed: dict[str, obj
     assert may_be_error_result(json.dumps(failed))
     assert may_be_error_result(json.dumps(failed).replace("r", "\\u0072"))
     assert not may_be_error_result(json.dumps({"query": "alpha", "rows": [1, 2]}))
+
+
+@pytest.mark.parametrize("kind", [["error-text"], {"a": 1}, 3, None])
+def test_a_response_type_that_is_not_text_is_neither_denied_nor_failed(kind: object) -> None:
+    # Found by test_properties: a list there was looked up in a set and raised TypeError.
+    assert response_flags({semconv.PART_TYPE: kind}) == (False, False)

@@ -127,11 +127,14 @@ def response_flags(structured: object) -> tuple[bool, bool]:
     denied = False
     is_error = False
     if isinstance(structured, dict):
+        kind = structured.get(semconv.PART_TYPE)
         denied = structured.get(semconv.RESPONSE_DENIED) is True or (
-            structured.get(semconv.PART_TYPE) == semconv.RESPONSE_EXECUTION_DENIED
+            kind == semconv.RESPONSE_EXECUTION_DENIED
         )
+        # A `type` of any JSON value may come from traffic: a list or an object is no type
+        # (and could not be looked up in a set).
         is_error = structured.get(semconv.MCP_IS_ERROR) is True or (
-            structured.get(semconv.PART_TYPE) in semconv.RESPONSE_ERROR_TYPES
+            isinstance(kind, str) and kind in semconv.RESPONSE_ERROR_TYPES
         )
     return denied, is_error
 
