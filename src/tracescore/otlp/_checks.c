@@ -57,8 +57,6 @@ PyObject *tracescore_bind_checks(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
-
 /* The Score `_Check.bound_binary_score` makes, its slots filled directly (a value of 0 or 1
  * needs none of __post_init__'s checks); explanation and details are stolen. */
 static PyObject *binary_score(PyObject *params, int passed, PyObject *explanation,

@@ -51,7 +51,6 @@ typedef struct {
 /* Set once by bind_genai (_genai_bind.c). */
 extern Bound bound;
 
-#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
 /* What a reader answers when the span is not one it handles: the caller asks Python. */
 #define DECLINE() Py_NewRef(bound.fallback)
 

@@ -208,7 +208,7 @@ PyObject *tracescore_record_of(Shared *sh, Parsed *s, PyObject *trace_hex, PyObj
         return NULL;
     }
     for (int n = 0; n < R_FIELDS; n++) /* the slots take the references */
-        *(PyObject **)((char *)record + tracescore_record_offsets[n]) = values[n];
+        SLOT(record, tracescore_record_offsets[n]) = values[n];
     /* Out of the cyclic GC's view: nothing in a record can lead back to it (its fields are
      * fresh decoded values and shared str/dicts of atomic values), so it can never be part of
      * a cycle, and reference counting frees it. Held records are most of what `serve` keeps

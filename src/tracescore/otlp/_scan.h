@@ -249,9 +249,12 @@ enum {
 /* Where each field's slot lives in a SpanRecord: set once by bind (_records.c). */
 extern Py_ssize_t tracescore_record_offsets[R_FIELDS];
 
+/* The slot at `offset` of a slotted instance, as an lvalue (a borrowed reference when read). */
+#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
+
 /* The fields of a record, as tracescore_record_of filled them (borrowed). */
 static inline PyObject *field_of(PyObject *record, int n) {
-    return *(PyObject **)((char *)record + tracescore_record_offsets[n]);
+    return SLOT(record, tracescore_record_offsets[n]);
 }
 
 /* Spans grouped by trace while they are scanned (scan_grouped; _grouping.c). */
