@@ -28,6 +28,7 @@ __all__ = [
     "ServeMode",
     "ServerTlsSettings",
     "ServiceSettings",
+    "header_problem",
     "parse_duration",
     "parse_size",
     "split_endpoint",
@@ -48,6 +49,17 @@ _SIZE_UNITS = {
 _NUMBER_UNIT = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 # An HTTP header name (RFC 9110 token).
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def header_problem(name: str, value: str) -> str | None:
+    """What keeps a header from going on the wire as it is, or None: both transports send
+    headers unchanged, so a name must be an HTTP token (as gRPC metadata keys are too), and a
+    value with a line break would inject headers of its own."""
+    if not _HEADER_NAME.fullmatch(name):
+        return f"header name {name!r} is not an HTTP token"
+    if any(c in value for c in "\r\n\0"):
+        return f"header {name!r} has a line break or NUL in its value"
+    return None
 
 
 def parse_duration(value: object) -> float:
@@ -224,13 +236,10 @@ class ExporterSettings(_Frozen):
     @field_validator("headers")
     @classmethod
     def _headers_are_sendable(cls, value: dict[str, str]) -> dict[str, str]:
-        # Both transports put them on the wire as they are: an HTTP header (or gRPC metadata
-        # key) is a token, and a value with a line break would inject headers of its own.
         for name, text in value.items():
-            if not _HEADER_NAME.fullmatch(name):
-                raise ValueError(f"header name {name!r} is not an HTTP token")
-            if any(c in text for c in "\r\n\0"):
-                raise ValueError(f"header {name!r} has a line break or NUL in its value")
+            problem = header_problem(name, text)
+            if problem is not None:
+                raise ValueError(problem)
         return value
 
 

@@ -24,6 +24,8 @@ import zlib
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from tracescore.config.serve import header_problem
+
 __all__ = ["HttpClient", "HttpProtocolError", "HttpReply"]
 
 _MAX_HEAD = 64 * 1024
@@ -76,8 +78,9 @@ class HttpClient:
         lines = [("Host", host if parts.port is None else f"{host}:{parts.port}")]
         lines += headers.items()
         for name, value in lines:
-            if not name or any(c in name for c in " :\r\n") or "\r" in value or "\n" in value:
-                raise ValueError(f"invalid HTTP header {name!r}: {value!r}")
+            problem = header_problem(name, value)  # the rule the config checks headers by
+            if problem is not None:
+                raise ValueError(f"invalid HTTP header: {problem}")
         self._head = "".join(f"{name}: {value}\r\n" for name, value in lines).encode("latin-1")
         self._idle: list[_Connection] = []
         self._closed = False
