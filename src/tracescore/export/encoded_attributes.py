@@ -112,7 +112,7 @@ def encoded_score_attributes(
         return python_encoded_score_attributes(result, prefix)
     by_name = _BY_PREFIX.get(prefix)
     if by_name is None:
-        by_name = wire.remember(_BY_PREFIX, prefix, ({}, _pieces_maker(prefix)), _MEMO_LIMIT)
+        by_name = wire.remember(_BY_PREFIX, prefix, _pieces_by_name(prefix), _MEMO_LIMIT)
     run = (result.scenario, result.verdict, result.digest, result.trajectory.complete)
     tail = _RUNS.get(run)
     if tail is None:
@@ -129,17 +129,20 @@ def encoded_score_attributes(
     return attributes
 
 
-def _pieces_maker(prefix: str) -> Callable[[str], tuple[object, ...]]:
-    """The native encoder's maker of a score name's pieces under `prefix` (on a miss)."""
+def _pieces_by_name(
+    prefix: str,
+) -> tuple[dict[str, tuple[object, ...]], Callable[[str], tuple[object, ...]]]:
+    """The native encoder's memo of score names' pieces under `prefix`, and its maker, which
+    fills the memo on a miss."""
+    by_name: dict[str, tuple[object, ...]] = {}
 
     def pieces(name: str) -> tuple[object, ...]:
         piece = _PIECES.get((prefix, name))
         if piece is None:
             piece = wire.remember(_PIECES, (prefix, name), _ScorePieces(prefix, name), _MEMO_LIMIT)
-        by_name = _BY_PREFIX[prefix][0]
         return wire.remember(by_name, name, piece.native, _MEMO_LIMIT)
 
-    return pieces
+    return by_name, pieces
 
 
 def python_encoded_score_attributes(
