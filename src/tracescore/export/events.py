@@ -323,7 +323,7 @@ else:
         error_type,
         semconv.LABEL_ERROR,
         _SCORE_VALUE,
-        wire.len_field(b"\x0a", _EXPLANATION.encode()),  # KeyValue.key
+        wire.len_field(wire.KEY_VALUE_TAG, _EXPLANATION.encode()),  # KeyValue.key
     )
 
     # A partial, not a def: the call stays in C.
