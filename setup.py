@@ -25,6 +25,9 @@ setup(
                     "_emit_logs",
                     "_emit_attributes",
                     "_checks",
+                    "_select",
+                    "_metrics",
+                    "_plan",
                 )
             ],
             depends=[

@@ -156,7 +156,7 @@ def evaluate_run(
         return RunResult(
             trajectory=trajectory, scenario=plan.name, digest=plan.digest, sampled=False
         )
-    return plan.run(trajectory, deterministic_only)
+    return (plan.run_deterministic if deterministic_only else plan.run_all)(trajectory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +187,8 @@ class _Plan:
         "gates",
         "name",
         "pattern",
+        "run_all",
+        "run_deterministic",
         "sample",
         "scenario",
         "scorers",
@@ -220,6 +222,30 @@ class _Plan:
             score if e.scorer.deterministic else None
             for e, score in zip(self.entries, self.scorers, strict=True)
         )
+        # `run(trajectory, False)` and `run(trajectory, True)`, natively where the extension
+        # was built (otlp/_plan.c): a call per run rather than three Python frames.
+        self.run_all = self._runner(self.scorers)
+        self.run_deterministic = self._runner(self.deterministic_scorers)
+
+    def _runner(
+        self, scorers: tuple[Callable[[Trajectory], Score] | None, ...]
+    ) -> Callable[[Trajectory], RunResult]:
+        if _run_plan is None:
+            return lambda trajectory: self._conclude(
+                trajectory, [None if score is None else score(trajectory) for score in scorers]
+            )
+        entries = tuple(
+            (
+                e.name,
+                e.decides,
+                e.is_gate,
+                None if e.threshold is None or e.threshold.min is None else float(e.threshold.min),
+                None if e.threshold is None or e.threshold.max is None else float(e.threshold.max),
+            )
+            for e in self.entries
+        )
+        plan = (scorers, entries, self.name, self.gates, self.digest, self._conclude)
+        return functools.partial(_run_plan, plan)
 
     def score(self, trajectory: Trajectory, deterministic_only: bool) -> dict[str, Score]:
         scorers = self.deterministic_scorers if deterministic_only else self.scorers
@@ -232,10 +258,7 @@ class _Plan:
     def run(self, trajectory: Trajectory, deterministic_only: bool) -> RunResult:
         """`conclude(trajectory, score(trajectory, deterministic_only))` without the mapping
         by name in between (the scorers run in the same order)."""
-        scorers = self.deterministic_scorers if deterministic_only else self.scorers
-        return self._conclude(
-            trajectory, [None if score is None else score(trajectory) for score in scorers]
-        )
+        return (self.run_deterministic if deterministic_only else self.run_all)(trajectory)
 
     def conclude(self, trajectory: Trajectory, scores: Mapping[str, Score]) -> RunResult:
         return self._conclude(trajectory, [scores.get(e.name) for e in self.entries])
@@ -335,3 +358,13 @@ def _by_agent(config: Config) -> tuple[Config, dict[str | None, _Plan | None] | 
         _BY_AGENT.clear()
     _BY_AGENT[id(config)] = known
     return known
+
+
+_run_plan: Callable[..., RunResult] | None
+try:
+    from tracescore.otlp import _scan  # type: ignore[attr-defined,unused-ignore]
+except ImportError:  # built without a C compiler
+    _run_plan = None
+else:
+    _scan.bind_plan(RunResult, Score)
+    _run_plan = _scan.run_plan

@@ -406,3 +406,74 @@ def test_observe_all_is_observe_of_each_value() -> None:
             one.observe(value, SCORE_BOUNDS)
         bulk.observe_all(values, SCORE_BOUNDS)
         assert repr(one) == repr(bulk)
+
+
+def test_native_record_run_counts_what_the_python_path_counts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # otlp/_metrics.c records a run whose series are all known; anything else (a new series,
+    # a failed score) it leaves untouched to the Python path. Fed the same runs, one Telemetry
+    # recording natively and one in Python must hold the same numbers, in the same order,
+    # with names folded past the cap alike and pending values flushed at the same limits.
+    native = metrics._native_record
+    if native is None:
+        pytest.skip("the C extension was not built")
+    monkeypatch.setattr(metrics, "_PENDING_LIMIT", 7)
+    answers: list[int | None] = []
+
+    def counted(state: tuple[object, ...], result: RunResult) -> int | None:
+        answers.append(native(state, result))
+        return answers[-1]
+
+    rng = random.Random(3)
+    results = []
+    for _ in range(600):
+        steps: list[ToolCall | AgentStep] = [
+            ToolCall(rng.choice(["a", "b", "c", "d", "e", "f"]), status=rng.choice(["ok", "error"]))
+            for _ in range(rng.randint(0, 4))
+        ]
+        if rng.random() < 0.2:
+            steps.append(AgentStep("helper", steps=(ToolCall("g", status="paused"),)))
+        trajectory = Trajectory(
+            trace_id="ab" * 16,
+            span_id=None,
+            agent=rng.choice(["x", "y", "z", "w", "v", None]),
+            steps=tuple(steps),
+        )
+        scores = tuple(
+            Score(name, "check", rng.choice([0.0, 0.5, 1.0]), None, "", "d")
+            if rng.random() < 0.9
+            else Score(name, "check", None, None, "failed", "d", error=rng.choice([None, "E: x"]))
+            for name in rng.sample(["s1", "s2", "s3", "s4", "s5"], rng.randint(0, 3))
+        )
+        results.append(
+            RunResult(
+                trajectory,
+                rng.choice(["p", "q", "r", "t", "u", None]),
+                scores,
+                verdict=rng.choice(["passed", "failed", None]),
+                sampled=rng.random() < 0.95,
+            )
+        )
+    fast, slow = Telemetry(max_values=4, start_ns=1), Telemetry(max_values=4, start_ns=1)
+    for result in results:
+        monkeypatch.setattr(metrics, "_native_record", counted)
+        fast.record_run(result)
+        monkeypatch.setattr(metrics, "_native_record", None)
+        slow.record_run(result)
+        assert fast._scores_pending == slow._scores_pending
+    assert repr(fast.snapshot()) == repr(slow.snapshot())
+    assert fast.render_prometheus() == slow.render_prometheus()
+    assert sum(isinstance(a, int) and a > 0 for a in answers) > len(results) / 4, "native ran"
+    assert None in answers, "and left the new series to Python"
+
+
+def test_native_record_run_refuses_what_it_cannot_read() -> None:
+    native = metrics._native_record
+    if native is None:
+        pytest.skip("the C extension was not built")
+    telemetry = Telemetry(start_ns=1)
+    with pytest.raises(TypeError):
+        native((), run())
+    odd = dataclasses.replace(run(), scores=list(run().scores))  # type: ignore[arg-type]
+    assert native(telemetry._native_state, odd) is None

@@ -30,7 +30,9 @@ from tracescore.export.catalog import CAPPED_KEYS, DURATION_BOUNDS, SCORE_BOUNDS
 from tracescore.export.instruments import Attrs, HistogramPoint, Instrument
 from tracescore.export.otlp_metrics import metrics_request
 from tracescore.export.prometheus import render
+from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
+from tracescore.model.trajectory import ToolCall, Trajectory
 from tracescore.scenarios import RunResult
 from tracescore.scorers.base import select_calls
 
@@ -87,6 +89,15 @@ class Telemetry:
         # a run. The series holding values, and how many values they hold:
         self._dirty: list[_ScoreSeries] = []
         self._scores_pending = 0
+        # What the native `record_run` reads and appends to (the containers themselves).
+        self._native_state = (
+            self._run_keys,
+            self._runs.values,
+            self._score_keys,
+            self._dirty,
+            self._pending_names,
+            self._pending_statuses,
+        )
 
     # -- scored runs ----------------------------------------------------------------------
 
@@ -96,6 +107,18 @@ class Telemetry:
         Tool calls of sub-agents are counted with the run that contains them. A run that was not
         scored (no scenario matched, or sampling left it out) is not counted.
         """
+        if _native_record is not None:
+            with self._lock:
+                # Natively when every series the run touches is known (most runs): the same
+                # memos read, the same lists appended to; None when the run is left to Python.
+                added = _native_record(self._native_state, result)
+                if added is not None:
+                    self._scores_pending += added
+                    if self._scores_pending >= _PENDING_LIMIT:
+                        self._observe_pending()
+                    if len(self._pending_names) >= _PENDING_LIMIT:
+                        self._count_calls()
+                    return
         if result.scenario is None or not result.sampled:
             return
         calls = select_calls(result.trajectory, "attempted", True)  # sub-agents' calls too
@@ -342,3 +365,13 @@ def _memo_put(memo: dict[_K, _V], key: _K, value: _V) -> _V:
 def _pairs(*pairs: tuple[str, str | None]) -> Attrs:
     """A series key from (key, value) pairs given in the instrument's key order."""
     return tuple((k, v) for k, v in pairs if v is not None)
+
+
+_native_record: Callable[[tuple[object, ...], RunResult], int | None] | None
+try:
+    from tracescore.otlp import _scan  # type: ignore[attr-defined,unused-ignore]
+except ImportError:  # built without a C compiler
+    _native_record = None
+else:
+    _scan.bind_metrics(RunResult, Trajectory, Score, _ScoreSeries, ToolCall)
+    _native_record = _scan.record_run

@@ -4,11 +4,11 @@
  * A scenario's plan scores every run with each of its scorers; for these checks that was
  * about an eighth of what the service spends per span in process, most of it the Python of
  * comprehensions over the calls, the explanation and building the Score (0.7 us alone). Here
- * the calls are still chosen by the Python `select_calls` (and its memo), then counted, and
+ * the calls are chosen by `select_calls` (_select.c, with its memo), then counted, and
  * the explanation, details and Score made, with the values `_Check.bound_score` gives.
- * Anything unusual (an error, a `called_tool` that failed under `calls: clean`, whose
- * explanation names the calls left out) is left to the Python scorer, which every kernel is
- * handed: the Scores are exactly its (tests compare on fixture and generated runs). */
+ * Anything unusual (an error, a value of an unexpected type) is left to the Python scorer,
+ * which every kernel is handed: the Scores are exactly its (tests compare on fixture and
+ * generated runs). */
 #include "_scan.h"
 
 enum { F_NAME, F_TYPE, F_VALUE, F_PASSED, F_EXPLANATION, F_DIGEST, F_LABEL, F_DETAILS, F_ERROR,
@@ -23,16 +23,16 @@ enum { P_KERNEL, P_POLICY, P_SUBAGENTS, P_NAME, P_TYPE, P_DIGEST, P_PASSES, P_FA
 enum { K_MAX_TOOL_CALLS = 1, K_NO_TOOL_ERRORS = 2, K_CALLED_TOOL = 3 };
 
 static struct {
-    PyObject *score_type, *select_calls;
+    PyObject *score_type;
     Py_ssize_t score[F_COUNT], call_name, call_status;
     PyObject *one, *zero, *none_text, *separator, *error, *paused, *attempted;
 } cb;
 
-/* bind_checks(Score, ToolCall, select_calls): once, before check_score. */
+/* bind_checks(Score, ToolCall): once, after bind_select and before check_score. */
 PyObject *tracescore_bind_checks(PyObject *self, PyObject *args) {
-    PyObject *score_type, *call_type, *select_calls;
-    if (!PyArg_ParseTuple(args, "O!O!O:bind_checks", &PyType_Type, &score_type, &PyType_Type,
-                          &call_type, &select_calls))
+    PyObject *score_type, *call_type;
+    if (!PyArg_ParseTuple(args, "O!O!:bind_checks", &PyType_Type, &score_type, &PyType_Type,
+                          &call_type))
         return NULL;
     for (int n = 0; n < F_COUNT; n++)
         if ((cb.score[n] = tracescore_slot_offset(score_type, score_fields[n])) < 0)
@@ -53,7 +53,6 @@ PyObject *tracescore_bind_checks(PyObject *self, PyObject *args) {
             return NULL;
     }
     Py_XSETREF(cb.score_type, Py_NewRef(score_type));
-    Py_XSETREF(cb.select_calls, Py_NewRef(select_calls));
     Py_RETURN_NONE;
 }
 
@@ -169,8 +168,50 @@ done:
     return out;
 }
 
-/* NULL without an error set: the Python scorer must say it (the note on calls left out). */
-static PyObject *called_tool(PyObject *params, PyObject *calls) {
+/* `uncounted_note`: "" when every attempted call counted, else "not counted (calls: clean):
+ * " and the calls left out, each "name (status)". `counted` is the clean calls, which the memo
+ * made of the attempted ones (a subsequence of them); NULL, with no error set, for anything
+ * else, or a name or status that is not a str: the Python scorer then says it. */
+static PyObject *uncounted_note(PyObject *params, PyObject *trajectory, PyObject *counted) {
+    int subagents = PyObject_IsTrue(PyTuple_GET_ITEM(params, P_SUBAGENTS));
+    PyObject *every = subagents < 0 ? NULL
+                                    : tracescore_select_calls(trajectory, cb.attempted, subagents);
+    if (every == NULL) return NULL;
+    PyObject *left = PyTuple_CheckExact(every) ? PyList_New(0) : NULL, *note = NULL;
+    Py_ssize_t total = left ? PyTuple_GET_SIZE(every) : 0, kept = 0;
+    Py_ssize_t wanted = PySequence_Fast_GET_SIZE(counted);
+    if (left == NULL || total == wanted) {
+        note = left ? PyUnicode_New(0, 0) : NULL;
+        goto done;
+    }
+    for (Py_ssize_t n = 0; n < total; n++) {
+        PyObject *call = PyTuple_GET_ITEM(every, n);
+        if (kept < wanted && PySequence_Fast_GET_ITEM(counted, kept) == call) {
+            kept++;
+            continue;
+        }
+        PyObject *name = SLOT(call, cb.call_name), *status = SLOT(call, cb.call_status);
+        if (name == NULL || status == NULL || !PyUnicode_CheckExact(name) ||
+            !PyUnicode_CheckExact(status))
+            goto done;
+        PyObject *item = PyUnicode_FromFormat("%U (%U)", name, status);
+        int appended = item == NULL ? -1 : PyList_Append(left, item);
+        Py_XDECREF(item);
+        if (appended < 0) goto done;
+    }
+    if (kept == wanted) {
+        PyObject *joined = PyUnicode_Join(cb.separator, left);
+        note = joined == NULL ? NULL
+                              : PyUnicode_FromFormat("not counted (calls: clean): %U", joined);
+        Py_XDECREF(joined);
+    }
+done:
+    Py_XDECREF(left);
+    Py_DECREF(every);
+    return note;
+}
+
+static PyObject *called_tool(PyObject *params, PyObject *trajectory, PyObject *calls) {
     PyObject *tool = PyTuple_GET_ITEM(params, P_ARG1), *times = PyTuple_GET_ITEM(params, P_ARG2);
     Py_ssize_t count = 0, wanted = PyLong_AsSsize_t(times);
     if (wanted == -1 && PyErr_Occurred()) return NULL;
@@ -184,9 +225,14 @@ static PyObject *called_tool(PyObject *params, PyObject *calls) {
     int attempted = PyObject_RichCompareBool(PyTuple_GET_ITEM(params, P_POLICY), cb.attempted,
                                              Py_EQ);
     if (attempted < 0) return NULL;
-    if (!passed && !attempted) return NULL; /* `uncounted_note` may have calls to name */
+    PyObject *note = passed || attempted ? PyUnicode_New(0, 0)
+                                         : uncounted_note(params, trajectory, calls);
+    if (note == NULL) return NULL;
     PyObject *explanation = PyUnicode_FromFormat(
-        "'%U' was called %zd time(s); at least %S expected", tool, count, times);
+        PyUnicode_GET_LENGTH(note) ? "'%U' was called %zd time(s); at least %S expected; %U"
+                                   : "'%U' was called %zd time(s); at least %S expected",
+        tool, count, times, note);
+    Py_DECREF(note);
     PyObject *details = Py_BuildValue("{s:O,s:O,s:n}", "tool", tool, "expected_times", times,
                                       "actual_count", count);
     return binary_score(params, passed, explanation, details);
@@ -202,9 +248,10 @@ PyObject *tracescore_check_score(PyObject *self, PyObject *const *args, Py_ssize
     PyObject *params = args[0], *trajectory = args[1];
     PyObject *fallback = PyTuple_GET_ITEM(params, P_FALLBACK);
     if (cb.score_type == NULL) return PyObject_CallOneArg(fallback, trajectory);
-    PyObject *call[3] = {trajectory, PyTuple_GET_ITEM(params, P_POLICY),
-                         PyTuple_GET_ITEM(params, P_SUBAGENTS)};
-    PyObject *selected = PyObject_Vectorcall(cb.select_calls, call, 3, NULL);
+    int subagents = PyObject_IsTrue(PyTuple_GET_ITEM(params, P_SUBAGENTS));
+    PyObject *selected = subagents < 0 ? NULL
+                         : tracescore_select_calls(trajectory, PyTuple_GET_ITEM(params, P_POLICY),
+                                                   subagents);
     /* A tuple (what select_calls returns) stays itself: no copy. */
     PyObject *calls = selected == NULL ? NULL : PySequence_Fast(selected, "calls");
     Py_XDECREF(selected);
@@ -213,7 +260,7 @@ PyObject *tracescore_check_score(PyObject *self, PyObject *const *args, Py_ssize
         long kernel = PyLong_AsLong(PyTuple_GET_ITEM(params, P_KERNEL));
         if (kernel == K_MAX_TOOL_CALLS) score = max_tool_calls(params, calls);
         else if (kernel == K_NO_TOOL_ERRORS) score = no_tool_errors(params, calls);
-        else if (kernel == K_CALLED_TOOL) score = called_tool(params, calls);
+        else if (kernel == K_CALLED_TOOL) score = called_tool(params, trajectory, calls);
         Py_DECREF(calls);
     }
     if (score != NULL) return score;

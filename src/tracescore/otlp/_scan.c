@@ -336,8 +336,25 @@ static PyMethodDef methods[] = {
     {"read_plain_genai", (PyCFunction)(void (*)(void))tracescore_read_plain_genai,
      METH_FASTCALL,
      "read_plain_genai(span, max_value_chars) -> SpanView, or the bound FALLBACK (_genai.c)."},
+    {"bind_select", tracescore_bind_select, METH_VARARGS,
+     "bind_select(Trajectory, ToolCall, AgentStep, python_select_calls, subagent_calls): "
+     "once, before select_calls (_select.c)."},
+    {"select_calls", (PyCFunction)(void (*)(void))tracescore_select_calls_py,
+     METH_FASTCALL | METH_KEYWORDS,
+     "select_calls(trajectory, policy, include_subagents=False) -> the tool calls that count "
+     "(scorers/base.py), with its one-run memo (_select.c)."},
+    {"bind_plan", tracescore_bind_plan, METH_VARARGS,
+     "bind_plan(RunResult, Score): once, before run_plan (_plan.c)."},
+    {"run_plan", (PyCFunction)(void (*)(void))tracescore_run_plan, METH_FASTCALL,
+     "run_plan(plan, trajectory) -> the RunResult of a scenario's plan (_plan.c)."},
+    {"bind_metrics", tracescore_bind_metrics, METH_VARARGS,
+     "bind_metrics(RunResult, Trajectory, Score, _ScoreSeries, ToolCall): once, before "
+     "record_run (_metrics.c)."},
+    {"record_run", (PyCFunction)(void (*)(void))tracescore_record_run, METH_FASTCALL,
+     "record_run(state, result) -> score values left waiting, or None: the Python path must "
+     "record the run (_metrics.c)."},
     {"bind_checks", tracescore_bind_checks, METH_VARARGS,
-     "bind_checks(Score, ToolCall, select_calls): once, before check_score (_checks.c)."},
+     "bind_checks(Score, ToolCall): once, before check_score (_checks.c)."},
     {"check_score", (PyCFunction)(void (*)(void))tracescore_check_score, METH_FASTCALL,
      "check_score(params, trajectory) -> the Score of a native check (_checks.c)."},
     {"encode_log_records", (PyCFunction)(void (*)(void))tracescore_encode_log_records,

@@ -299,6 +299,17 @@ PyObject *tracescore_bind_genai(PyObject *self, PyObject *args);
 PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* _genai_bind.c */
 Py_ssize_t tracescore_slot_offset(PyObject *type, const char *name);
+/* _select.c */
+PyObject *tracescore_bind_select(PyObject *self, PyObject *args);
+PyObject *tracescore_select_calls(PyObject *trajectory, PyObject *policy, int subagents);
+PyObject *tracescore_select_calls_py(PyObject *self, PyObject *const *args, size_t nargsf,
+                                     PyObject *kwnames);
+/* _plan.c */
+PyObject *tracescore_bind_plan(PyObject *self, PyObject *args);
+PyObject *tracescore_run_plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* _metrics.c */
+PyObject *tracescore_bind_metrics(PyObject *self, PyObject *args);
+PyObject *tracescore_record_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* _checks.c */
 PyObject *tracescore_bind_checks(PyObject *self, PyObject *args);
 PyObject *tracescore_check_score(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

@@ -15,7 +15,6 @@ from typing import TypeAlias
 
 from tracescore.model.score import Score
 from tracescore.model.trajectory import ToolCall, Trajectory
-from tracescore.scorers.base import select_calls
 
 __all__ = ["CALLED_TOOL", "MAX_TOOL_CALLS", "NO_TOOL_ERRORS", "Kernel", "native_score"]
 
@@ -30,7 +29,7 @@ try:
 except ImportError:  # built without a C compiler
     _check_score = None
 else:
-    _scan.bind_checks(Score, ToolCall, select_calls)
+    _scan.bind_checks(Score, ToolCall)  # the kernels choose calls by base.py's select_calls
     _check_score = _scan.check_score
 
 

@@ -12,7 +12,7 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import field
-from typing import Any, ClassVar, Literal, Self, TypeAlias
+from typing import Any, ClassVar, Literal, Protocol, Self, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
 
@@ -27,6 +27,7 @@ __all__ = [
     "Outcome",
     "ScorerBase",
     "Threshold",
+    "python_select_calls",
     "select_calls",
 ]
 
@@ -37,10 +38,14 @@ DIGEST_VERSION = "scorer-v1"
 CallPolicy: TypeAlias = Literal["clean", "attempted"]
 
 
-def select_calls(
+def python_select_calls(
     trajectory: Trajectory, policy: CallPolicy, include_subagents: bool = False
 ) -> tuple[ToolCall, ...]:
-    """The trajectory's tool calls that count under `policy`, in trajectory order."""
+    """The trajectory's tool calls that count under `policy`, in trajectory order.
+
+    `select_calls` is this, natively where the extension was built (otlp/_select.c, with a
+    memo of its own): the same calls, the step objects themselves.
+    """
     global _last_run  # a one-entry memo, see below
     memo = _last_run
     if memo is None or memo[0] is not trajectory:
@@ -54,14 +59,14 @@ def select_calls(
         if policy == "clean":
             every = slots[slot - 1]
             if every is None:
-                every = select_calls(trajectory, "attempted", include_subagents)
+                every = python_select_calls(trajectory, "attempted", include_subagents)
             calls = tuple([c for c in every if c.status == "ok"])
         elif include_subagents and AgentStep not in map(type, trajectory.steps):
             # No sub-agents: the same calls. (Steps are exactly ToolCall, ModelCall or
             # AgentStep, so the type test is isinstance's, looped in C.)
             calls = slots[0]
             if calls is None:
-                calls = select_calls(trajectory, policy)
+                calls = python_select_calls(trajectory, policy)
         elif include_subagents:
             calls = trajectory.tool_calls(include_subagents=True)
         else:  # `trajectory.tool_calls()`, without the call (and the type test as above)
@@ -75,6 +80,27 @@ def select_calls(
 # and walking its steps was a third of a simple check's cost. Keyed by identity: runs are
 # immutable records. Threads may race on it harmlessly (a lost entry is only computed again).
 _last_run: tuple[Trajectory, list[tuple[ToolCall, ...] | None]] | None = None
+
+
+class _SelectCalls(Protocol):
+    def __call__(
+        self, trajectory: Trajectory, policy: CallPolicy, include_subagents: bool = False
+    ) -> tuple[ToolCall, ...]: ...
+
+
+def _subagent_calls(trajectory: Trajectory) -> tuple[ToolCall, ...]:
+    return trajectory.tool_calls(include_subagents=True)
+
+
+select_calls: _SelectCalls
+"""The trajectory's tool calls that count under `policy` (see `python_select_calls`)."""
+try:
+    from tracescore.otlp import _scan  # type: ignore[attr-defined,unused-ignore]
+except ImportError:  # built without a C compiler
+    select_calls = python_select_calls
+else:
+    _scan.bind_select(Trajectory, ToolCall, AgentStep, python_select_calls, _subagent_calls)
+    select_calls = _scan.select_calls
 
 
 class Threshold(BaseModel):
