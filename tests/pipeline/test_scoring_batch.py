@@ -87,10 +87,10 @@ def test_a_trace_whose_scoring_fails_costs_only_its_own_annotations(
     broken = batch[2].trace_id
     build = scoring.build_trajectories
 
-    def failing(spans: Any) -> Any:
+    def failing(spans: Any, **grouped: Any) -> Any:
         if spans[0].trace_id == broken:
             raise RuntimeError("builder bug")
-        return build(spans)
+        return build(spans, **grouped)
 
     scorer, sink, _ = _scorer(config)
     expected = [dict(scorer(r)) for r in batch]

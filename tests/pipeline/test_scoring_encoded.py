@@ -42,7 +42,9 @@ def test_scorers_of_two_configs_annotate_and_log_as_the_generic_path(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     runs = {f"{i:032x}": run for i, run in enumerate(_varied_runs())}
-    monkeypatch.setattr(scoring, "build_trajectories", lambda spans: BuildResult([runs[spans]]))
+    monkeypatch.setattr(
+        scoring, "build_trajectories", lambda spans, **_: BuildResult([runs[spans]])
+    )
     monkeypatch.setattr(events.time, "time_ns", lambda: NOW_NS)
     configs = [parse_config(VARIED_CONFIG), parse_config(OTHER_CONFIG)]
     sinks = [_Sink(), _Sink()]

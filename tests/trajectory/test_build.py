@@ -7,6 +7,7 @@ import random
 
 from tracescore.model import AgentStep
 from tracescore.trajectory import BuildOptions, build_trajectories
+from trajectory.corpora import bench_spans, fixture_span_files
 from trajectory.spans import TRACE, agent, assistant, call, chat, span, text, tool, user
 
 
@@ -131,3 +132,17 @@ def test_the_result_does_not_depend_on_arrival_order() -> None:
 def test_agent_attributes_and_resource_are_kept_for_scenario_matching() -> None:
     (run,) = build_trajectories([agent(1, "a")]).trajectories
     assert run.attributes["gen_ai.agent.name"] == "a"
+
+
+def test_a_trace_the_caller_grouped_builds_as_any_other_and_is_only_read() -> None:
+    # The service hands each trace's own list of spans with its id (`trace_id=`): the builder
+    # must give what it gives ungrouped spans, and leave the list as it was.
+    for spans in [*fixture_span_files(), bench_spans(20)]:
+        for trace_id in sorted({s.trace_id for s in spans}):
+            trace = [s for s in spans if s.trace_id == trace_id]
+            random.Random(trace_id).shuffle(trace)
+            held = list(trace)
+            assert build_trajectories(trace, trace_id=trace_id) == build_trajectories(held)
+            assert trace == held
+            assert all(a is b for a, b in zip(trace, held, strict=True))
+    assert build_trajectories([], trace_id=TRACE) == build_trajectories([])

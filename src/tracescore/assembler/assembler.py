@@ -353,7 +353,8 @@ class Assembler:
         if not due:
             return
         released: list[Held] = []
-        readies = [ReadyTrace(t.hex, tuple(t.records), t.anchored, reason) for t, reason in due]
+        # The trace's own list: popped, nothing appends to it any more.
+        readies = [ReadyTrace(t.hex, t.records, t.anchored, reason) for t, reason in due]
         try:
             scored = self._hooks.score(readies)
         except Exception:  # a scoring bug must not lose the held spans

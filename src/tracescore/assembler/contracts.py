@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
@@ -74,7 +74,7 @@ class ReadyTrace:
     """A trace whose runs are due to be scored."""
 
     trace_id: str
-    spans: tuple[SpanRecord, ...]
+    spans: Sequence[SpanRecord]
     complete: bool
     """An agent span or the trace root arrived; else runs are scored with complete: false."""
     reason: Reason

@@ -223,7 +223,7 @@ class RunScorer:
 
     def _trajectories(self, ready: ReadyTrace) -> list[Trajectory]:
         """The trace's runs, marked incomplete when the trace is."""
-        build = build_trajectories(ready.spans)
+        build = build_trajectories(ready.spans, trace_id=ready.trace_id)
         for warning in build.warnings:
             log.debug("trace %s: %s", ready.trace_id, warning)
         if ready.complete:

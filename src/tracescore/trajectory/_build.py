@@ -36,14 +36,21 @@ _flat_run = build_flat_run
 
 
 def build_trajectories(
-    spans: Iterable[SpanRecord], options: BuildOptions | None = None
+    spans: Iterable[SpanRecord], options: BuildOptions | None = None, *, trace_id: str = ""
 ) -> BuildResult:
     """Rebuild every agent run in `spans`, whatever instrumentation wrote them.
 
     Never raises on bad spans: each problem becomes a counted warning naming the trace.
     Trajectories come ordered by trace (earliest start, then trace id), then by run start.
+    `trace_id`: the trace of every span, when the caller grouped them (as the assembler does):
+    they are then not grouped again, and a list of spans is read as it is, not copied.
     """
     options = options or _DEFAULT_OPTIONS
+    if trace_id:  # the builder only reads the list (tests/trajectory/test_build.py checks)
+        listed = spans if isinstance(spans, list) else list(spans)
+        if listed:
+            trajectories, warnings = _build_trace(trace_id, listed, options)
+            return BuildResult(trajectories, warnings)
     spans = list(spans)
     trace_ids = set(map(_TRACE_ID, spans))
     if len(trace_ids) == 1:  # one trace (what the service builds): no order of traces to decide
@@ -53,10 +60,10 @@ def build_trajectories(
     for span in spans:
         by_trace.setdefault(span.trace_id, []).append(span)
     traces: list[tuple[tuple[int, str], list[Trajectory], list[str]]] = []
-    for trace_id, trace_spans in by_trace.items():
-        trajectories, warnings = _build_trace(trace_id, trace_spans, options)
+    for tid, trace_spans in by_trace.items():
+        trajectories, warnings = _build_trace(tid, trace_spans, options)
         first = min((s.start_ns for s in trace_spans), default=0)
-        traces.append(((first, trace_id), trajectories, warnings))
+        traces.append(((first, tid), trajectories, warnings))
     traces.sort(key=lambda t: t[0])
     result = BuildResult()
     for _, trajectories, warnings in traces:
