@@ -214,6 +214,14 @@ def _agent_messages(spans: list[SpanRecord], rng: random.Random) -> list[SpanRec
     )
 
 
+def _agent_tools(spans: list[SpanRecord], rng: random.Random) -> list[SpanRecord]:
+    # Tools the agent offered: repeated, output tools among them, or none at all.
+    pool = ["lookup", "final_result", "final_result_x", "lookup", "write", "é", ""]
+    names = rng.sample(pool, rng.randint(0, len(pool)))
+    definitions = json.dumps([{"type": "function", "name": name} for name in names])
+    return _with_agent_attrs(spans, **{semconv.GEN_AI_TOOL_DEFINITIONS: definitions})
+
+
 def _duplicate(spans: list[SpanRecord], rng: random.Random) -> list[SpanRecord]:
     copy = rng.choice(spans)
     return [*spans, replace(copy, name=copy.name + " retry", end_ns=copy.end_ns + 1)]
@@ -315,7 +323,14 @@ def _plain_child(spans: list[SpanRecord], rng: random.Random) -> list[SpanRecord
     return [*spans, span(204, "work", int(parent.span_id, 16), start, start, attrs)]
 
 
-BENIGN: list[Mutation] = [_shuffled, _ties, _no_end, _agent_messages, _plain_child]
+BENIGN: list[Mutation] = [
+    _shuffled,
+    _ties,
+    _no_end,
+    _agent_messages,
+    _agent_tools,
+    _plain_child,
+]
 ODD: list[Mutation] = [
     _duplicate,
     _orphan,

@@ -139,26 +139,29 @@ static int in_order(PyObject *spans, Entry *entries) {
     return 1;
 }
 
-/* Span ids seen, by text: open addressing over the ids' str hashes (cached in the str), at
- * most half full. A set of 20 ids cost more than reading the spans' attributes. */
+/* Span ids seen, by text: open addressing, at most half full. A set of 20 ids cost more than
+ * reading the spans' attributes; so did str's own hash (SipHash, computed for each new id and
+ * kept in it, though nothing else hashes a tool or model span's id). */
 typedef struct {
     Py_ssize_t mask;
     PyObject **slots; /* borrowed exact str, NULL when free */
 } Ids;
 
-/* 1 when `id` (an exact str) is in `ids`, 0 if not; with `add`, entered when absent. -1 on
- * error. */
+/* A hash of an exact str's text for `Ids`: equal texts have the same kind and data. */
+static uint64_t id_hash(PyObject *id) {
+    return bytes_hash(PyUnicode_DATA(id), PyUnicode_GET_LENGTH(id) * PyUnicode_KIND(id));
+}
+
+/* 1 when `id` (an exact str) is in `ids`, 0 if not; with `add`, entered when absent. */
 static int ids_find(Ids *ids, PyObject *id, int add) {
-    Py_hash_t hash = PyObject_Hash(id);
-    if (hash == -1) return -1;
-    for (Py_ssize_t at = (Py_ssize_t)((size_t)hash & (size_t)ids->mask);;
-         at = (at + 1) & ids->mask) {
+    uint64_t hash = id_hash(id);
+    for (Py_ssize_t at = (Py_ssize_t)(hash & (uint64_t)ids->mask);; at = (at + 1) & ids->mask) {
         PyObject *kept = ids->slots[at];
         if (kept == NULL) {
             if (add) ids->slots[at] = id;
             return 0;
         }
-        if (kept == id || (PyObject_Hash(kept) == hash && same_text(kept, id))) return 1;
+        if (same_text(kept, id)) return 1;
     }
 }
 
@@ -208,21 +211,97 @@ static int forward(const Entry *entries, Py_ssize_t count) {
     return answer;
 }
 
+/* Trajectory's fields, in declaration order (bind_flat checks), and what bind_flat bound. */
+enum { T_TRACE_ID, T_SPAN_ID, T_AGENT, T_INPUT, T_OUTPUT, T_TOOLS, T_STEPS, T_START, T_END,
+       T_COMPLETE, T_ATTRIBUTES, T_RESOURCE, T_WARNINGS, T_FIELDS };
+static const char *trajectory_fields[T_FIELDS] = {
+    "trace_id", "span_id",  "agent",    "input",      "output",   "available_tools", "steps",
+    "start_ns", "end_ns",   "complete", "attributes", "resource", "warnings"};
+static struct {
+    PyObject *type;
+    Py_ssize_t offsets[T_FIELDS], trace_id, resource; /* and SpanRecord's */
+} flat;
+
+/* bind_flat(Trajectory, its field names, SpanRecord): once, after bind_genai. */
+PyObject *tracescore_bind_flat(PyObject *self, PyObject *args) {
+    PyObject *type, *names, *record;
+    if (!PyArg_ParseTuple(args, "O!O!O!:bind_flat", &PyType_Type, &type, &PyTuple_Type, &names,
+                          &PyType_Type, &record))
+        return NULL;
+    if (record != bound.record_type || PyTuple_GET_SIZE(names) != T_FIELDS)
+        return PyErr_Format(PyExc_TypeError, "bind_flat: after bind_genai, with %d fields",
+                            T_FIELDS);
+    for (int n = 0; n < T_FIELDS; n++) {
+        PyObject *name = PyTuple_GET_ITEM(names, n);
+        if (!PyUnicode_Check(name) || PyUnicode_CompareWithASCIIString(name, trajectory_fields[n]))
+            return PyErr_Format(PyExc_TypeError, "bind_flat: Trajectory field %d is not %s", n,
+                                trajectory_fields[n]);
+        if ((flat.offsets[n] = tracescore_slot_offset(type, trajectory_fields[n])) < 0)
+            return NULL;
+    }
+    if ((flat.trace_id = tracescore_slot_offset(record, "trace_id")) < 0 ||
+        (flat.resource = tracescore_slot_offset(record, "resource")) < 0)
+        return NULL;
+    Py_XSETREF(flat.type, Py_NewRef(type));
+    Py_RETURN_NONE;
+}
+
+/* The Trajectory `run_trajectory` makes of a flat run (new reference; steps stolen), or
+ * FALLBACK when its agent view has an input, an output or tools (the native reader leaves such
+ * agent spans to Python today: `_run` then picks them), NULL on error. */
+static PyObject *flat_trajectory(PyObject *root, PyObject *view, PyObject *steps) {
+    PyObject *values[T_FIELDS] = {0}, *made = NULL;
+    values[T_STEPS] = steps;
+    PyObject *input = SLOT(view, bound.view_offsets[V_INPUT]);
+    PyObject *output = SLOT(view, bound.view_offsets[V_OUTPUT]);
+    PyObject *tools = SLOT(view, bound.view_offsets[V_TOOLS]);
+    PyObject *attributes = SLOT(root, bound.attributes);
+    if (input != Py_None || output == NULL || tools == NULL || attributes == NULL) goto decline;
+    int shown = PyObject_IsTrue(output);
+    if (shown == 0) shown = PyObject_IsTrue(tools);
+    if (shown < 0) goto done;
+    if (shown) goto decline;
+    values[T_ATTRIBUTES] = PyDict_CheckExact(attributes)
+                               ? PyDict_Copy(attributes)
+                               : PyObject_CallOneArg((PyObject *)&PyDict_Type, attributes);
+    if (values[T_ATTRIBUTES] == NULL) goto done;
+    values[T_TRACE_ID] = Py_XNewRef(SLOT(root, flat.trace_id));
+    values[T_SPAN_ID] = Py_NewRef(SLOT(root, bound.span_id));
+    values[T_AGENT] = Py_NewRef(SLOT(view, bound.view_offsets[V_AGENT_NAME]));
+    values[T_INPUT] = Py_NewRef(Py_None);
+    values[T_OUTPUT] = Py_NewRef(Py_None);
+    values[T_TOOLS] = PyTuple_New(0);
+    values[T_START] = Py_XNewRef(time_or_none(SLOT(root, bound.start_ns)));
+    values[T_END] = Py_XNewRef(time_or_none(SLOT(root, bound.end_ns)));
+    values[T_COMPLETE] = Py_NewRef(Py_True);
+    values[T_RESOURCE] = Py_XNewRef(SLOT(root, flat.resource));
+    values[T_WARNINGS] = PyTuple_New(0);
+    for (int n = 0; n < T_FIELDS; n++)
+        if (values[n] == NULL) goto decline;
+    return instance_of(flat.type, flat.offsets, values, T_FIELDS);
+decline:
+    made = DECLINE();
+done:
+    for (int n = 0; n < T_FIELDS; n++) Py_XDECREF(values[n]);
+    return made;
+}
+
 /* flat_run(spans, max_value_chars, output_tool_names, include_output_tools)
- *   -> (agent view, tuple of steps, agent span) | FALLBACK
- * What `_flat._flat_run` builds of `spans` (a trace's SpanRecords, in any order) when it is a
- * flat run (`forward`, in (start, end, span id) order) whose every span is read here: the agent
- * span natively an agent view, every other span natively a tool or model view under it, or
- * None. Only the agent view is made: each other span's step is made of its view's field values
- * (a model view would add nothing to the trajectory: no input, output or tools). FALLBACK for
- * any other trace (the caller then orders, checks and reads it in Python). */
+ *   -> Trajectory | FALLBACK
+ * The trajectory `_flat._flat_run` builds of `spans` (a trace's SpanRecords, in any order) when
+ * they are a flat run (`forward`, in (start, end, span id) order) whose every span is read
+ * here: the agent span natively an agent view, every other span natively a tool or model view
+ * under it, or None. Only the agent view is made: each other span's step is made of its view's
+ * field values (a model view would add nothing to the trajectory: no input, output or tools),
+ * and the trajectory of the agent view as `run_trajectory` makes it (flat_trajectory). FALLBACK
+ * for any other trace (the caller then orders, checks and reads it in Python). */
 static PyObject *flat_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 4 || !PyList_CheckExact(args[0]) || !PyTuple_CheckExact(args[2])) {
         PyErr_SetString(PyExc_TypeError, "flat_run(list, int, tuple, bool)");
         return NULL;
     }
-    if (bound.fallback == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "flat_run before bind_genai()");
+    if (bound.fallback == NULL || flat.type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "flat_run before bind_genai() and bind_flat()");
         return NULL;
     }
     PyObject *limit = args[1];
@@ -280,10 +359,7 @@ static PyObject *flat_run(PyObject *self, PyObject *const *args, Py_ssize_t narg
         }
     }
     PyObject *made = PyList_AsTuple(steps);
-    if (made != NULL) {
-        PyObject *triple[3] = {Py_NewRef(agent_view), made, Py_NewRef(root)};
-        out = tuple_of(triple, 3);
-    }
+    if (made != NULL) out = flat_trajectory(root, agent_view, made);
 done:
     Py_XDECREF(steps);
     Py_XDECREF(agent_view);
@@ -294,4 +370,4 @@ done:
 PyMethodDef tracescore_flat_run_def = {
     "flat_run", (PyCFunction)(void (*)(void))flat_run, METH_FASTCALL,
     "flat_run(spans, max_value_chars, output_tool_names, include_output_tools) -> "
-    "(agent view, steps, agent span), or FALLBACK (_genai.c)."};
+    "the Trajectory of a flat run, or FALLBACK (_flat.c)."};

@@ -333,6 +333,8 @@ static PyMethodDef methods[] = {
      "(_validate.c)."},
     {"bind_genai", tracescore_bind_genai, METH_VARARGS,
      "bind_genai(SpanRecord, SpanView, ...): once, before read_plain_genai (_genai.c)."},
+    {"bind_flat", tracescore_bind_flat, METH_VARARGS,
+     "bind_flat(Trajectory, its field names, SpanRecord): once, after bind_genai (_flat.c)."},
     {"read_plain_genai", (PyCFunction)(void (*)(void))tracescore_read_plain_genai,
      METH_FASTCALL,
      "read_plain_genai(span, max_value_chars) -> SpanView, or the bound FALLBACK (_genai.c)."},

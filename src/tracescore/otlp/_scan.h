@@ -297,6 +297,8 @@ PyObject *tracescore_validate_request(PyObject *self, PyObject *body);
 /* _genai_bind.c, _genai.c */
 PyObject *tracescore_bind_genai(PyObject *self, PyObject *args);
 PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* _flat.c */
+PyObject *tracescore_bind_flat(PyObject *self, PyObject *args);
 /* _genai_bind.c */
 Py_ssize_t tracescore_slot_offset(PyObject *type, const char *name);
 /* _select.c */

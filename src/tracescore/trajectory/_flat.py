@@ -14,7 +14,8 @@ general path, which then does not read those spans again. The tests compare both
 fixture trace, the benchmark's runs and generated variations.
 
 Where the extension is built, `flat_run` (otlp/_flat.c) orders the spans, checks the structure,
-reads every span and builds the steps in one call when it can read them all (most runs). Else
+reads every span and builds the steps and the trajectory in one call when it can read them all
+(most runs). Else
 the spans are ordered in Python and the structure checked in one loop over them, before any
 span is read; the native reader then reads every span in one `map`, and the Python readers only
 what it declines.
@@ -63,18 +64,15 @@ def build_flat_run(
     read_flat_run = _classify._read_flat_run
     if native is not None and read_flat_run is not None:
         # The common case in one native call: the spans ordered, the structure checked, every
-        # span read, the steps made; the model views, which would lend the run no input,
-        # output or tools (no messages were recorded), are not made.
+        # span read, the steps and the trajectory made; the model views, which would lend the
+        # run no input, output or tools (no messages were recorded), are not made.
         try:
             limit, output_tools = options.max_value_chars, options.output_tool_names
             answer = read_flat_run(spans, limit, output_tools, options.include_output_tools)
         except Exception:  # the general path reads the spans again and warns
             return None
         if answer is not FALLBACK:
-            agent_view, steps, root = answer
-            # A native agent view always has a name (`_flat_run` would take the span's).
-            agent = agent_view.agent_name
-            return run_trajectory(root, root.span_id, agent, [agent_view], [], steps, options)
+            return answer  # type: ignore[no-any-return]
     try:
         ordered = _in_order(spans)
     except TypeError:  # times of unexpected types: the general path copes

@@ -19,7 +19,7 @@ from typing import Any
 
 from tracescore import semconv
 from tracescore.model.span import SpanRecord, StatusCode
-from tracescore.model.trajectory import Deferred, ModelCall, ToolCall
+from tracescore.model.trajectory import Deferred, ModelCall, ToolCall, Trajectory
 from tracescore.trajectory._genai import NAME
 from tracescore.trajectory._messages import ERROR_RESULT_NEEDLES
 from tracescore.trajectory._tree import MAX_OTLP_KIND
@@ -54,9 +54,9 @@ _KEYS = (
 
 
 FlatRun = Callable[[list[SpanRecord], int, tuple[str, ...], bool], Any]
-"""`flat_run(spans, max_value_chars, output_tool_names, include_output_tools)`: (the agent
-view, the steps, the agent span) of a trace's spans, in any order, that are a flat run whose
-every span is read natively; FALLBACK for any other (see `_flat`)."""
+"""`flat_run(spans, max_value_chars, output_tool_names, include_output_tools)`: the trajectory
+of a trace's spans, in any order, that are a flat run whose every span is read natively, as
+`run_trajectory` makes it; FALLBACK for any other (see `_flat`)."""
 
 
 def bind(
@@ -102,6 +102,9 @@ def bind(
         genai_name_prefixes,
         (ToolCall, _slots(ToolCall), ModelCall, _slots(ModelCall), "ok", "error", MAX_OTLP_KIND),
     )
+    if hasattr(Trajectory, "__post_init__"):
+        raise TypeError("Trajectory must be built by its fields alone")
+    _scan.bind_flat(Trajectory, tuple(f.name for f in dataclasses.fields(Trajectory)), SpanRecord)
     reader: Callable[[SpanRecord, int], SpanView | None] = _scan.read_plain_genai
     return reader, flat_run
 
