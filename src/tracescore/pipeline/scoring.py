@@ -173,7 +173,7 @@ class RunScorer:
 
         Their evaluation events go out as one logs request: framing one request per trace cost
         about a fifth of emitting a run. Runs go through in slices of `_SLICE` traces, a stage
-        at a time over the slice (build, score and count, then events and span attributes):
+        at a time over the slice (build, score and count, then events and annotations):
         each stage's code stays warm in the CPU's caches, which cut a run's cost by about a
         sixth against taking each run through every stage in turn. A slice's runs are then let
         go: keeping a tick's runs until the end made the garbage collector scan every
@@ -190,8 +190,9 @@ class RunScorer:
             built = self._per_trace(part, part, self._trajectories)
             runs = self._per_trace(part, built, self._scored_runs)
             scored += sum(len(results) for results in runs if results)
-            runs = self._per_trace(part, runs, _each(logs.add))
-            annotated = self._per_trace(part, runs, lambda results: self._annotate(results, fanout))
+            annotated = self._per_trace(
+                part, runs, lambda results: self._emit(results, logs, fanout)
+            )
             out += [{} if annotations is None else annotations for annotations in annotated]
         if scored:
             if logs.records:
@@ -247,12 +248,14 @@ class RunScorer:
                 scored.append(result)
         return scored
 
-    def _annotate(
-        self, results: list[RunResult], fanout: FanoutSpans | None
+    def _emit(
+        self, results: list[RunResult], logs: EvaluationLogs, fanout: FanoutSpans | None
     ) -> dict[str, Mapping[str, AttrValue] | Pending]:
-        """The judges' hand-off, fanout spans and span attributes of a trace's scored runs."""
+        """The evaluation events, the judges' hand-off, fanout spans and span attributes of a
+        trace's scored runs."""
         annotations: dict[str, Mapping[str, AttrValue] | Pending] = {}
         for result in results:
+            logs.add(result)
             span_id = result.trajectory.span_id
             pending = self._judges(result) if self._judges is not None else None
             if pending is not None and span_id:
@@ -270,14 +273,3 @@ class RunScorer:
 
 _In = TypeVar("_In")
 _Out = TypeVar("_Out")
-
-
-def _each(action: Callable[[RunResult], object]) -> Callable[[list[RunResult]], list[RunResult]]:
-    """A stage that does `action` on each of a trace's runs and passes the runs on."""
-
-    def stage(results: list[RunResult]) -> list[RunResult]:
-        for result in results:
-            action(result)
-        return results
-
-    return stage
