@@ -22,6 +22,7 @@ from support.otlp_proto import request_bodies, request_of
 from tracescore.model.span import SpanEvent, SpanRecord, StatusCode
 from tracescore.otlp import scan
 from tracescore.otlp.scan import SpanReader, decode_any_value, python_scan_spans
+from tracescore.otlp.wire import len_field
 from tracescore.trajectory import needed_attribute
 
 TESTDATA = Path(__file__).parents[1] / "testdata"
@@ -352,3 +353,59 @@ def test_kept_keys_are_the_very_names_the_builder_looks_up(native: bool) -> None
     keys = list(record.attributes)
     assert keys == [semconv.GEN_AI_OPERATION_NAME, semconv.GEN_AI_TOOL_NAME]
     assert all(key is looked_up[key] for key in keys)
+
+
+def _texts_filter(key: str) -> bool | tuple[str, ...]:
+    """Every key, but `r*` keys only for string values holding "rror" or a backslash."""
+    return ("rror", "\\") if key.startswith("r") else True
+
+
+def test_a_key_kept_for_some_texts_leaves_out_its_other_ascii_string_values() -> None:
+    kvlist = AnyValue()
+    kvlist.kvlist_value.values.add(key="k").value.string_value = "plain"
+    span = Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="s")
+    span.attributes.extend(
+        [
+            _kv("r_plain", AnyValue(string_value='{"content": "fine"}')),  # left out
+            _kv("r_error", AnyValue(string_value='{"isError": true}')),
+            _kv("r_escape", AnyValue(string_value='"a \\" b"')),
+            _kv("r_empty", AnyValue(string_value="")),  # left out
+            _kv("r_accent", AnyValue(string_value="café")),  # not ASCII: decoded
+            _kv("r_int", AnyValue(int_value=3)),
+            _kv("r_list", kvlist),
+            _kv("r_none"),
+            _kv("other", AnyValue(string_value="kept whole")),
+        ]
+    )
+    # Unusual encodings of a left-out value are decoded (the scanners judge the usual one).
+    odd = [b"\x12\x03\x0a\x01x\x0a\x05r_odd", b"\x0a\x05r_two\x12\x03\x0a\x01a\x12\x03\x0a\x01b"]
+    extra = b"".join(b"\x4a" + bytes([len(kv)]) + kv for kv in odd)
+    # Framed by hand: through upb, the odd KeyValues would come out in the usual encoding.
+    spans = len_field(b"\x12", span.SerializeToString() + extra)  # ScopeSpans.spans
+    body = len_field(b"\x0a", len_field(b"\x12", spans))  # resource_spans, scope_spans
+    native, python = _both(body, _texts_filter)
+    assert native == python
+    assert sorted(native[0][12]) == [
+        "other", "r_accent", "r_error", "r_escape", "r_int", "r_list", "r_none", "r_odd", "r_two",
+    ]  # fmt: skip
+    reader = SpanReader(_texts_filter)
+    (record,) = [item[6] for item in reader.records(body)]
+    assert record.attributes == native[0][12]
+    assert reader.python_records(body)[0][6] == record
+    # Past the key table's fill the answers come from the key dict: the same values.
+    assert [item[6] for item in reader.records(body)] == [record]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["r1", "r2", "x"]), st.text(max_size=12)), max_size=8))
+def test_both_scanners_leave_out_the_same_values(pairs: list[tuple[str, str]]) -> None:
+    span = Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="s")
+    span.attributes.extend(_kv(key, AnyValue(string_value=text)) for key, text in pairs)
+    body = request_of(span)
+    native, python = _both(body, _texts_filter)
+    assert native == python
+    expected: dict[str, str] = {}
+    for key, text in pairs:  # the last value of a key wins; a left-out one removes nothing
+        if _texts_filter(key) is True or not text.isascii() or "rror" in text or "\\" in text:
+            expected[key] = text
+    assert native[0][12] == expected

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import grpc
 
@@ -12,6 +13,8 @@ from support.serve_thread import ServeThread
 from tracescore import semconv
 from tracescore.config import parse_config
 from tracescore.pipeline import Pipeline
+from tracescore.scenarios import evaluate_run
+from tracescore.trajectory import build_trajectories
 
 SHOP = """
 scenarios:
@@ -100,3 +103,42 @@ def test_buffered_runs_keep_tool_arguments_only_when_a_scorer_reads_them() -> No
     assert semconv.GEN_AI_TOOL_CALL_ARGUMENTS in kept["accuracy"]
     assert semconv.GEN_AI_USAGE_INPUT_TOKENS in kept["accuracy"]
     assert nbytes["checks"] < nbytes["accuracy"]
+
+
+def test_results_stay_undecoded_unless_they_may_fail_their_call() -> None:
+    # Checks of names and statuses read no tool results: the plain ones are left out while runs
+    # wait, but an MCP result with isError (on a span that did not fail) is still read, so its
+    # call counts as failed. A scorer that reads results keeps them all.
+    run = agent_run(tools=("get_weather", "lookup_order"))
+    mcp_error = json.dumps(
+        {"isError": True, "content": [{"type": "text", "text": "no such order"}]}
+    )
+    for span in run.spans:
+        for kv in span.attributes:
+            if kv.key == semconv.GEN_AI_TOOL_CALL_RESULT and span.name.endswith("lookup_order"):
+                kv.value.string_value = mcp_error
+    body = request(run.spans).SerializeToString()
+    gates = "    gates: [{type: no_tool_errors}]\n"
+    checks = "scenarios:\n  - name: shop\n    match: {agent: shop_agent}\n" + gates
+    mastra = checks.replace("{type: no_tool_errors}", "{type: no_tool_errors, compat: mastra}")
+    results: dict[str, list[object]] = {}
+    verdicts: dict[str, str | None] = {}
+    with OtlpSink() as sink:
+        exporter = f"exporter: {{endpoint: '{sink.endpoint}'}}\n"
+        for label, text in (("checks", checks), ("mastra", mastra)):
+            pipeline = Pipeline(parse_config(text + exporter))
+            pipeline.consume(None, body)
+            (trace,) = pipeline.assembler._traces.values()
+            results[label] = [
+                r.attributes.get(semconv.GEN_AI_TOOL_CALL_RESULT)
+                for r in trace.records
+                if r.name.startswith("execute_tool")
+            ]
+            (run_result,) = [
+                evaluate_run(pipeline.config, t, deterministic_only=True)
+                for t in build_trajectories(trace.records).trajectories
+            ]
+            verdicts[label] = run_result.verdict
+    assert results["checks"] == [None, mcp_error]  # the plain result was left out
+    assert results["mastra"] == [json.dumps({"ok": True}), mcp_error]
+    assert verdicts == {"checks": "failed", "mastra": "failed"}

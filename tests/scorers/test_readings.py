@@ -19,7 +19,7 @@ import pytest
 from tracescore.model import READINGS, Reading, SpanRecord, ToolCall, Trajectory
 from tracescore.scorers.base import ScorerBase
 from tracescore.scorers.registry import parse_scorer, scorer_types
-from tracescore.trajectory import attribute_filter, build_trajectories
+from tracescore.trajectory import attribute_filter, build_trajectories, value_kept
 from trajectory.corpora import bench_spans, fixture_span_files
 
 
@@ -27,7 +27,9 @@ def _without(spans: Iterable[SpanRecord], unread: Iterable[Reading]) -> list[Spa
     """The spans as a receiver keeps them when nothing reads the parts `unread`."""
     keep = attribute_filter((), unread)
     return [
-        dataclasses.replace(s, attributes={k: v for k, v in s.attributes.items() if keep(k)})
+        dataclasses.replace(
+            s, attributes={k: v for k, v in s.attributes.items() if value_kept(keep(k), v)}
+        )
         for s in spans
     ]
 
@@ -129,12 +131,33 @@ def test_tool_name_and_status_scorers_read_no_optional_part() -> None:
     }
     for type_ in narrow:
         for config in _samples()[type_]:
-            assert parse_scorer({"type": type_, **config}).readings() == frozenset(), type_
+            scorer = parse_scorer({"type": type_, **config})
+            # Under Mastra's rule an `error` in a call's result fails it.
+            mastra_errors = type_ == "no_tool_errors" and config.get("compat") == "mastra"
+            assert scorer.readings() == ({"tool_results"} if mastra_errors else set()), type_
     names_only, with_args = (
         parse_scorer({"type": "tool_calls", **c}) for c in _samples()["tool_calls"]
     )
     assert names_only.readings() == frozenset()
     assert with_args.readings() == {"tool_arguments"}
+
+
+def test_results_left_undecoded_are_gone_but_statuses_stay() -> None:
+    # The corpus has tool results a receiver leaves out when nothing reads them; the calls keep
+    # their statuses, since a result that may fail its call (MCP isError) is still decoded.
+    unread = frozenset({"tool_results"})
+    pairs = [
+        (a, b)
+        for full, trimmed in _pairs(unread)
+        for a, b in zip(
+            full.tool_calls(include_subagents=True),
+            trimmed.tool_calls(include_subagents=True),
+            strict=True,
+        )
+    ]
+    assert any(a.result is not None and b.result is None for a, b in pairs)
+    assert [a.status for a, _ in pairs] == [b.status for _, b in pairs]
+    assert any(a.status == "error" for a, _ in pairs)
 
 
 @pytest.mark.parametrize(

@@ -14,13 +14,16 @@ from tracescore.otlp import read_trace_files
 from tracescore.trajectory import (
     NEEDED_KEYS,
     NEEDED_PREFIXES,
+    READING_CONDITIONS,
     READING_KEYS,
     BuildOptions,
     attribute_filter,
     build_trajectories,
     needed_attribute,
+    value_kept,
 )
 from tracescore.trajectory._classify import classify, classify_every_convention
+from tracescore.trajectory._messages import ERROR_RESULT_NEEDLES
 from trajectory.spans import agent, span
 
 
@@ -135,9 +138,25 @@ def test_attribute_filter_leaves_out_the_keys_of_unread_parts() -> None:
     keep = attribute_filter(unread=["tool_arguments", "model_usage"])
     for key in (*READING_KEYS["tool_arguments"], *READING_KEYS["model_usage"]):
         assert not keep(key), key
-    assert keep(semconv.GEN_AI_TOOL_NAME)
-    assert keep(semconv.GEN_AI_TOOL_CALL_RESULT)
+    assert keep(semconv.GEN_AI_TOOL_NAME) is True
+    assert keep(semconv.GEN_AI_TOOL_CALL_RESULT) is True
     assert keep("gen_ai.prompt.0.content")
+    # Results unread: a GenAI result only when it may make its call failed (MCP isError).
+    results = attribute_filter(unread=["tool_results"])
+    texts = results(semconv.GEN_AI_TOOL_CALL_RESULT)
+    assert texts == ERROR_RESULT_NEEDLES
+    assert value_kept(texts, '{"isError": true}')
+    assert value_kept(texts, '{"a": "\\u00e9"}')
+    assert not value_kept(texts, '{"temperature": 21}')
+    assert value_kept(texts, "café")  # not ASCII: the scanner decodes it
+    assert value_kept(texts, {"isError": False})  # not a str: decoded as well
+    assert results(semconv.GEN_AI_TOOL_CALL_ARGUMENTS) is True
+    assert (
+        attribute_filter([semconv.GEN_AI_TOOL_CALL_RESULT], unread=["tool_results"])(
+            semconv.GEN_AI_TOOL_CALL_RESULT
+        )
+        is True
+    )  # a key a scenario matches on is decoded whole
     only_arguments = attribute_filter(unread=["tool_arguments"])
     assert not only_arguments(semconv.GEN_AI_TOOL_CALL_ARGUMENTS)
     assert only_arguments(semconv.GEN_AI_USAGE_INPUT_TOKENS)
@@ -149,7 +168,8 @@ def test_attribute_filter_leaves_out_the_keys_of_unread_parts() -> None:
 
 def test_the_keys_of_a_part_are_read_for_nothing_else() -> None:
     # attribute_filter drops them by exact key: none may also be caught by a needed prefix.
-    every = frozenset().union(*READING_KEYS.values())
+    every = frozenset().union(*READING_KEYS.values(), *READING_CONDITIONS.values())
     assert every <= NEEDED_KEYS
     assert not [k for k in every if k.startswith(NEEDED_PREFIXES)]
     assert set(READING_KEYS) == READINGS
+    assert set(READING_CONDITIONS) <= READINGS

@@ -84,8 +84,9 @@ class ReadyTrace:
 class AssemblerHooks:
     """What the assembler needs from the other stages; the pipeline wires them."""
 
-    keep_key: Callable[[str], bool]
-    """Span attribute keys to keep on records (what trajectories and scenarios read)."""
+    keep_key: Callable[[str], bool | tuple[str, ...]]
+    """Span attribute keys to keep on records (what trajectories and scenarios read); texts:
+    only string values holding one of them (see `trajectory.KeepKey`)."""
     agent_name: Callable[[SpanRecord], str | None]
     """The agent name when the span is an agent span ("" when unnamed), else None."""
     wants: Callable[[SpanRecord, str], bool]

@@ -30,11 +30,12 @@ __all__ = [
 ToolStatus: TypeAlias = Literal["ok", "error", "paused"]
 TOOL_STATUSES: tuple[ToolStatus, ...] = ("ok", "error", "paused")
 
-# Parts of a run a scorer may do without: a tool call's arguments, and a model call's model
-# name and token counts. `serve` leaves the span attributes behind a part undecoded when no
-# configured scorer reads it (`ScorerBase.readings`); the run then has None there.
-Reading: TypeAlias = Literal["tool_arguments", "model_usage"]
-READINGS: frozenset[Reading] = frozenset(("tool_arguments", "model_usage"))
+# Parts of a run a scorer may do without: a tool call's arguments and result, and a model
+# call's model name and token counts. `serve` leaves the span attributes behind a part
+# undecoded when no configured scorer reads it (`ScorerBase.readings`); the run then has None
+# there (a result that may mark its call failed is still read for the call's status).
+Reading: TypeAlias = Literal["tool_arguments", "tool_results", "model_usage"]
+READINGS: frozenset[Reading] = frozenset(("tool_arguments", "tool_results", "model_usage"))
 
 
 def _duration_ms(start_ns: int | None, end_ns: int | None) -> float | None:

@@ -27,9 +27,33 @@ static int rule_bits(Ctx *ctx, PyObject *kept) {
     return bits;
 }
 
+/* What the caller's classify answered for a key: its str, or None; *needles the texts a kept
+ * string value must hold ((key, needles) answers), else NULL. Borrowed; NULL with TypeError
+ * set for anything else. */
+static PyObject *split_kept(PyObject *kept, PyObject **needles) {
+    *needles = NULL;
+    if (kept == Py_None || PyUnicode_Check(kept)) return kept;
+    if (PyTuple_CheckExact(kept) && PyTuple_GET_SIZE(kept) == 2 &&
+        PyUnicode_Check(PyTuple_GET_ITEM(kept, 0)) && PyTuple_CheckExact(PyTuple_GET_ITEM(kept, 1))) {
+        PyObject *texts = PyTuple_GET_ITEM(kept, 1);
+        for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(texts); n++)
+            if (!PyBytes_CheckExact(PyTuple_GET_ITEM(texts, n))) goto odd;
+        *needles = texts;
+        return PyTuple_GET_ITEM(kept, 0);
+    }
+odd:
+    PyErr_SetString(PyExc_TypeError, "classify must answer a str, None or (str, bytes tuple)");
+    return NULL;
+}
+
 /* Remember a key the dict holds (key: a bytes object owned by the dict). */
 void tracescore_table_add(Ctx *ctx, PyObject *key, PyObject *kept) {
     if (ctx->used >= TABLE_FILL || !PyBytes_Check(key)) return;
+    PyObject *needles, *text = split_kept(kept, &needles);
+    if (text == NULL) { /* looked up through the dict instead, which says what is wrong */
+        PyErr_Clear();
+        return;
+    }
     const uint8_t *data = (const uint8_t *)PyBytes_AS_STRING(key);
     Py_ssize_t len = PyBytes_GET_SIZE(key);
     uint64_t hash = bytes_hash(data, len);
@@ -38,9 +62,26 @@ void tracescore_table_add(Ctx *ctx, PyObject *key, PyObject *kept) {
     slot->data = (const char *)data;
     slot->len = len;
     slot->hash = hash;
-    slot->kept = kept;
-    slot->rule = rule_bits(ctx, kept);
+    slot->kept = text;
+    slot->needles = needles;
+    slot->rule = rule_bits(ctx, text);
     ctx->used++;
+}
+
+/* Whether a kept key's string value must be left out: it has texts to hold (`needles`), none
+ * of them occurs in its bytes, and the bytes are ASCII (so the text is what they spell; other
+ * values are decoded as usual, and kept). */
+static int left_out(PyObject *needles, const uint8_t *data, Py_ssize_t len) {
+    for (Py_ssize_t n = 0; n < len; n++)
+        if (data[n] >= 0x80) return 0;
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(needles); n++) {
+        PyObject *needle = PyTuple_GET_ITEM(needles, n);
+        Py_ssize_t size = PyBytes_GET_SIZE(needle);
+        if (size == 0 || (size <= len && memmem(data, (size_t)len, PyBytes_AS_STRING(needle),
+                                                 (size_t)size) != NULL))
+            return 0;
+    }
+    return 1;
 }
 
 /* A string value of a kept key (key: its slot, or NULL) decoded, or shared from the value
@@ -121,8 +162,9 @@ static PyObject *any_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize_t 
     return value;
 }
 
-/* The kept key for raw key bytes (new reference): a str, Py_None when not kept, NULL on error;
- * *found: its slot in the table, or NULL when it is past the table's fill. */
+/* What classify answered for raw key bytes (new reference; see split_kept), NULL on error;
+ * *found: its slot in the table, or NULL when it is past the table's fill. A slot's answer
+ * is its key's str, which the dict's answer holds. */
 static PyObject *kept_key(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Slot **found) {
     Slot *slot = table_find(ctx, data, len, bytes_hash(data, len));
     *found = slot->data != NULL ? slot : NULL;
@@ -153,7 +195,7 @@ int tracescore_key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *
     const uint8_t *p = data, *end = data + len;
     const uint8_t *key = NULL, *value = NULL;
     Py_ssize_t key_len = 0, value_len = 0;
-    int values = 0, odd = 0;
+    int values = 0, odd = 0, usual = 0;
     Field f;
     uint64_t n;
     /* The usual encoding, a short key then at most one value, read without the general field
@@ -170,6 +212,7 @@ int tracescore_key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *
             value = q;
             value_len = (Py_ssize_t)n;
             values = 1;
+            usual = 1;
             p = end;
         }
     }
@@ -206,12 +249,26 @@ int tracescore_key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *
         return rc;
     }
     Slot *slot;
-    PyObject *kept = kept_key(ctx, key, key_len, &slot);
-    if (kept == NULL) return -1;
+    PyObject *answer = kept_key(ctx, key, key_len, &slot), *needles;
+    if (answer == NULL) return -1;
+    /* The table holds the answer split (its parts live as long as `answer`); the dict's, past
+     * the table's fill, is split here. */
+    PyObject *kept = slot != NULL ? slot->kept : split_kept(answer, &needles);
+    if (slot != NULL) needles = slot->needles;
     int rule = slot != NULL ? slot->rule : RULE_UNSURE;
-    if (kept == Py_None) {
-        Py_DECREF(kept);
-        return 0;
+    if (kept == NULL || kept == Py_None) {
+        Py_DECREF(answer);
+        return kept == NULL ? -1 : 0;
+    }
+    if (needles != NULL && usual && value_len >= 1 && *value == 0x0A) {
+        /* A string value in its usual encoding (0x0A <length> <bytes> filling the AnyValue),
+         * in a KeyValue in its usual one (the Python twin leaves out the same values). */
+        const uint8_t *text = value + 1, *stop = value + value_len;
+        if (read_varint(&text, stop, &n) == 0 && n == (uint64_t)(stop - text) &&
+            left_out(needles, text, (Py_ssize_t)n)) {
+            Py_DECREF(answer);
+            return 0;
+        }
     }
     PyObject *decoded =
         value == NULL ? Py_NewRef(Py_None) : any_value(ctx, slot, value, value_len, size);
@@ -222,6 +279,6 @@ int tracescore_key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *
         s->rule_unsure |= (rule & RULE_UNSURE) != 0;
     }
     Py_XDECREF(decoded);
-    Py_DECREF(kept);
+    Py_DECREF(answer); /* and with it `kept`, which it holds or is */
     return rc;
 }

@@ -40,7 +40,11 @@ ScannedSpan: TypeAlias = tuple[
     int, int, int, bytes, bytes, bytes, str, int, int, int, int, str,
     dict[str, AttrValue], int, tuple[bytes, ...], bytes, str,
 ]  # fmt: skip
-Classify: TypeAlias = Callable[[bytes], str | None]
+Kept: TypeAlias = str | tuple[str, tuple[bytes, ...]] | None
+"""What classify answers for a raw key: the key, None (not decoded), or the key and texts:
+a string value in the usual encoding is decoded only when it holds one of them (or is not
+ASCII), any other value always."""
+Classify: TypeAlias = Callable[[bytes], Kept]
 SlowKeyValue: TypeAlias = Callable[[bytes], tuple[str | None, AttrValue, int]]
 
 
@@ -156,9 +160,24 @@ def _value(raw: bytes, start: int) -> tuple[AttrValue, int]:
     return value, value_size(value, end - start)
 
 
+def _left_out(raw: bytes, at: int, texts: tuple[bytes, ...]) -> bool:
+    """Whether the AnyValue at `at` (filling `raw`) is a string in the usual encoding whose
+    bytes are ASCII and hold none of `texts` (the native scanner's `left_out`)."""
+    if raw[at : at + 1] != b"\x0a":
+        return False
+    try:
+        length, start = read_varint(raw, at + 1)
+    except ValueError:  # a truncated length: decoded (and refused) as usual
+        return False
+    if start + length != len(raw):
+        return False
+    text = raw[start:]
+    return text.isascii() and not any(text.find(t) >= 0 for t in texts)
+
+
 def python_scan_spans(
     body: bytes,
-    keys: dict[bytes, str | None],
+    keys: dict[bytes, Kept],
     classify: Classify,
     decode_value: Callable[[bytes], AttrValue],
     slow_kv: SlowKeyValue,
@@ -197,6 +216,9 @@ def python_scan_spans(
                             keys[key_raw] = kept
                     if kept is None:
                         continue
+                    texts: tuple[bytes, ...] | None = None
+                    if not isinstance(kept, str):
+                        kept, texts = kept
                     if value_at >= len(raw):
                         attributes[kept] = None
                         continue
@@ -206,6 +228,8 @@ def python_scan_spans(
                         if key is not None:
                             attributes[key] = value
                             size += held
+                        continue
+                    if texts is not None and _left_out(raw, at, texts):
                         continue
                     attributes[kept], held = _value(raw, at)
                     size += held

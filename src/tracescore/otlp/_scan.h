@@ -27,7 +27,10 @@ typedef struct {
     const char *data;
     Py_ssize_t len;
     uint64_t hash;
-    PyObject *kept; /* borrowed from the dict */
+    PyObject *kept; /* borrowed from the dict: the key's str, or None when not kept */
+    /* Borrowed from the dict, or NULL: a key kept only when its string value holds one of
+     * these texts (bytes; see `SpanReader`'s `kept_when`). */
+    PyObject *needles;
     int rule;       /* what the kept key is to the candidate rule: RULE_* bits */
     /* String values of the key found in / missing from the value table during this call:
      * a key whose values do not repeat (ids, arguments) stops looking them up there. */

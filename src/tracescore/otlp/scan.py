@@ -27,6 +27,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from tracescore.model.span import AttrValue, SpanEvent, SpanRecord, StatusCode
 from tracescore.otlp._python_scan import (
     KEY_CACHE_LIMIT,
+    Kept,
     ScannedSpan,
     decode_any_value,
     python_scan_spans,
@@ -93,23 +94,31 @@ class SpanReader:
 
     def __init__(
         self,
-        keep_key: Callable[[str], bool] | None = None,
+        keep_key: Callable[[str], bool | tuple[str, ...]] | None = None,
         candidates: CandidateRule | None = None,
     ) -> None:
         self._keep_key = keep_key
         self._candidates = candidates
-        self._keys: dict[bytes, str | None] = {}
+        self._keys: dict[bytes, Kept] = {}
         self._resources: dict[bytes, dict[str, AttrValue]] = {}
         self._names: dict[str, str] = {}
 
-    def _classify(self, raw: bytes) -> str | None:
+    def _classify(self, raw: bytes) -> Kept:
         # Interned: a key the builder reads is then the very str it looks up (semconv's names
         # are interned where they are read), and a lookup ends at the pointer compare.
         key = sys.intern(raw.decode())
-        return key if self._keep_key is None or self._keep_key(key) else None
+        if self._keep_key is None:
+            return key
+        kept = self._keep_key(key)
+        if kept is True or kept is False:
+            return key if kept else None
+        return key, tuple(text.encode() for text in kept)
 
     def _slow_kv(self, raw: bytes) -> tuple[str | None, AttrValue, int]:
-        """A KeyValue in an unusual shape, through upb: (kept key or None, value, bytes)."""
+        """A KeyValue in an unusual shape, through upb: (kept key or None, value, bytes).
+
+        A key kept only for some string values (see `keep_key`) keeps every value here: the
+        scanners leave out only values in the usual encoding, which never come here."""
         kv = KeyValue.FromString(raw)
         key = kv.key.encode()
         kept = self._keys.get(key, _MISS)
@@ -120,7 +129,8 @@ class SpanReader:
         if kept is None:
             return None, None, 0
         value = decode_any_value(kv.value)
-        return kept, value, value_size(value, kv.value.ByteSize())
+        text = kept if isinstance(kept, str) else kept[0]
+        return text, value, value_size(value, kv.value.ByteSize())
 
     def scan(self, body: bytes) -> list[ScannedSpan]:
         """Every span of `body` (an ExportTraceServiceRequest), in wire order."""

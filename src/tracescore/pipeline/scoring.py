@@ -25,7 +25,7 @@ from tracescore.model.span import AttrValue, SpanRecord
 from tracescore.model.trajectory import READINGS, Reading, Trajectory
 from tracescore.otlp.scan import CandidateRule
 from tracescore.scenarios import RunResult, evaluate_run, is_sampled, matches
-from tracescore.trajectory import BuildOptions, attribute_filter, build_trajectories
+from tracescore.trajectory import BuildOptions, KeepKey, attribute_filter, build_trajectories
 
 # The builder's per-span reader is not part of its public surface yet; it is the one source of
 # truth for "is this an agent span, and what is it called".
@@ -76,11 +76,12 @@ def agent_name(record: SpanRecord) -> str | None:
     return view.agent_name or ""
 
 
-def key_filter(config: Config) -> Callable[[str], bool]:
+def key_filter(config: Config) -> KeepKey:
     """Span attribute keys worth decoding: what trajectories read and what scenarios match,
     less the keys behind parts of a run that none of the config's scorers reads (tool
-    arguments and model usage, see `ScorerBase.readings`): for checks of tool names and
-    statuses, those were most of what a run kept."""
+    arguments and results, model usage; see `ScorerBase.readings`): for checks of tool names
+    and statuses, those were most of what a run kept. A tool result that may mark its call
+    failed is still decoded (`attribute_filter`)."""
     extra = frozenset(k for s in config.scenarios for k in s.match.attributes)
     return attribute_filter(extra, READINGS - config_readings(config))
 

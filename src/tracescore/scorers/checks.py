@@ -68,7 +68,7 @@ class _Check(ScorerBase):
         raise NotImplementedError
 
     def readings(self) -> frozenset[Reading]:
-        """None: the checks read tool names, statuses and results, and the final output."""
+        """None: the checks read tool names and statuses, and the final output."""
         return frozenset()
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
@@ -222,6 +222,10 @@ class NoToolErrors(ProhibitionScorer, _Check):
         if self.calls == "clean":
             raise ValueError("no_tool_errors with calls: clean would never see an errored call")
         return self
+
+    def readings(self) -> frozenset[Reading]:
+        """Tool results under `compat: mastra` (a result's `error` fails its call), else none."""
+        return frozenset({"tool_results"}) if self.compat == "mastra" else frozenset()
 
     def check(self, trajectory: Trajectory) -> _Checked:
         """Count status `error` (and, under Mastra, paused calls and error results)."""

@@ -8,20 +8,26 @@ from tracescore.trajectory._build import build_trajectories
 from tracescore.trajectory._classify import (
     NEEDED_KEYS,
     NEEDED_PREFIXES,
+    READING_CONDITIONS,
     READING_KEYS,
+    KeepKey,
     attribute_filter,
     needed_attribute,
+    value_kept,
 )
 from tracescore.trajectory._options import BuildOptions, BuildResult, PauseMarkers
 
 __all__ = [
     "NEEDED_KEYS",
     "NEEDED_PREFIXES",
+    "READING_CONDITIONS",
     "READING_KEYS",
     "BuildOptions",
     "BuildResult",
+    "KeepKey",
     "PauseMarkers",
     "attribute_filter",
     "build_trajectories",
     "needed_attribute",
+    "value_kept",
 ]

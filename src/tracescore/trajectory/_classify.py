@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from typing import TypeAlias
 
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
@@ -17,6 +18,7 @@ from tracescore.model.trajectory import Reading
 from tracescore.trajectory._genai import GENAI, MODEL_USAGE_KEYS
 from tracescore.trajectory._genai_native import FALLBACK, FlatRun, bind
 from tracescore.trajectory._mastra import MASTRA
+from tracescore.trajectory._messages import ERROR_RESULT_NEEDLES
 from tracescore.trajectory._openinference import OPENINFERENCE
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import MARKERS as PYDANTIC_AI_MARKERS
@@ -29,11 +31,14 @@ __all__ = [
     "CONVENTIONS",
     "NEEDED_KEYS",
     "NEEDED_PREFIXES",
+    "READING_CONDITIONS",
     "READING_KEYS",
+    "KeepKey",
     "attribute_filter",
     "classify",
     "classify_in_python",
     "needed_attribute",
+    "value_kept",
 ]
 
 CONVENTIONS: tuple[Convention, ...] = (
@@ -69,30 +74,59 @@ def needed_attribute(key: str) -> bool:
 # say) serve several parts and are always kept.
 READING_KEYS: Mapping[Reading, frozenset[str]] = {
     "tool_arguments": frozenset({semconv.GEN_AI_TOOL_CALL_ARGUMENTS}),
+    "tool_results": frozenset(),
     "model_usage": MODEL_USAGE_KEYS,
 }
+# Keys behind a part that also say something the builder always reads: left undecoded when the
+# part is not read unless their string value holds one of these texts. A GenAI tool result is
+# read for its MCP `isError`, which makes a failed call, and every such result holds one of
+# ERROR_RESULT_NEEDLES (`may_be_error_result`).
+READING_CONDITIONS: Mapping[Reading, Mapping[str, tuple[str, ...]]] = {
+    "tool_results": {semconv.GEN_AI_TOOL_CALL_RESULT: ERROR_RESULT_NEEDLES},
+}
+
+KeepKey: TypeAlias = Callable[[str], bool | tuple[str, ...]]
+"""Whether a receiver decodes attribute key `key`: True, False, or texts: only a string value
+holding one of them (any other value is decoded; see `value_kept`)."""
 
 
-def attribute_filter(
-    extra_keys: Iterable[str] = (), unread: Iterable[Reading] = ()
-) -> Callable[[str], bool]:
+def value_kept(kept: bool | tuple[str, ...], value: object) -> bool:
+    """Whether a value of a key `kept` (a `KeepKey` answer) is decoded: always for True, never
+    for False; for texts, unless it is an ASCII str holding none of them (the scanner decides
+    on the value's bytes, and decodes the others as usual)."""
+    if kept is True or kept is False:
+        return kept
+    return not (isinstance(value, str) and value.isascii() and not any(t in value for t in kept))
+
+
+def attribute_filter(extra_keys: Iterable[str] = (), unread: Iterable[Reading] = ()) -> KeepKey:
     """`needed_attribute` plus keys something else reads (e.g. scenario `match.attributes`),
-    less the keys behind parts of a run nothing will read (`unread`, see READING_KEYS).
+    less the keys behind parts of a run nothing will read (`unread`, see READING_KEYS and
+    READING_CONDITIONS, whose keys it answers with their texts).
 
     Trajectories keep their agent span's attributes for scenario matching; a receiver that
     filters keys must keep those a config matches on too, even when a part left unread would
     have dropped them.
     """
     extra = frozenset(extra_keys)
+    unread = frozenset(unread)
     dropped = frozenset().union(*(READING_KEYS[part] for part in unread)) - extra
-    if not extra and not dropped:
+    conditions = {
+        key: texts
+        for part in unread
+        for key, texts in READING_CONDITIONS.get(part, {}).items()
+        if key not in extra
+    }
+    if not extra and not dropped and not conditions:
         return needed_attribute
     keys = (NEEDED_KEYS | extra) - dropped
 
-    def keep(key: str) -> bool:
-        # No dropped key starts with a needed prefix (test_classify checks), so the prefix
-        # test needs no second look at `dropped`.
-        return key in keys or key.startswith(NEEDED_PREFIXES)
+    def keep(key: str) -> bool | tuple[str, ...]:
+        # No dropped or conditional key starts with a needed prefix (test_classify checks),
+        # so the prefix test needs no second look at them.
+        if key in keys:
+            return conditions.get(key, True)
+        return key.startswith(NEEDED_PREFIXES)
 
     return keep
 
