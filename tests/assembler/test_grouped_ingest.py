@@ -58,7 +58,7 @@ class _PerSpanAssembler(Assembler):
                     continue
                 if not record.attributes:
                     continue
-                trace = traces[tid] = _Trace(record.trace_id, now)
+                trace = traces[tid] = _Trace(record.trace_id, now, [])
             size += RECORD_OVERHEAD
             trace.records.append(record)
             trace.nbytes += size

@@ -56,12 +56,12 @@ def _wire_position(touched: tuple[int, bytes, _Trace, bool]) -> int:
 class _Trace:
     __slots__ = ("anchored", "first", "held", "hex", "last", "nbytes", "records")
 
-    def __init__(self, hex_id: str, now: float) -> None:
+    def __init__(self, hex_id: str, now: float, records: list[SpanRecord]) -> None:
         self.hex = hex_id
         self.first = now
         self.last = now
         self.anchored = False
-        self.records: list[SpanRecord] = []
+        self.records = records
         self.held: dict[str, Held] = {}
         self.nbytes = 0
 
@@ -171,29 +171,31 @@ class Assembler:
         # trajectory reads in a trace holding no run); a known one keeps all; a scored one none.
         for tid, group in groups.items():
             records, size, lead, last_root, candidates, lead_candidates, first, first_attr = group
-            accepted += len(records)
+            n = len(records)
+            accepted += n
             if not scoring:
                 continue
             trace = traces.get(tid)
             fresh = trace is None
             if trace is None:
                 if tid in scored:
-                    late += len(records)
+                    late += n
                     continue
-                if lead == len(records):
+                if lead == n:
                     continue
-                trace = _Trace(records[0].trace_id, now)
                 if lead:  # its first kept span comes later on the wire than its first span
                     records, candidates = records[lead:], candidates[lead_candidates:]
+                    n -= lead
                     last_root -= lead
                     first = first_attr
                     reorder = True
-                trace.records = records  # a list of its own, made for this request
+                # A list of its own, made for this request.
+                trace = _Trace(records[0].trace_id, now, records)
             else:
                 trace.records.extend(records)
-            size += RECORD_OVERHEAD * len(records)  # leading spans without attributes hold 0
+            size += RECORD_OVERHEAD * n  # leading spans without attributes hold 0
             trace.nbytes += size
-            kept += len(records)
+            kept += n
             kept_bytes += size
             touched.append((first, tid, trace, fresh))
             if last_root >= 0:
@@ -305,13 +307,13 @@ class Assembler:
         """Score every trace that is due; returns the number of traces scored."""
         now = self._clock() if now is None else now
         s = self.settings
-        due: list[tuple[_Trace, Reason]] = []
-        anchored = self._anchored
-        while anchored:
-            tid, trace = next(iter(anchored.items()))
-            if now - trace.last < s.decision_wait:
+        quiet: list[bytes] = []
+        wait = s.decision_wait
+        for tid, trace in self._anchored.items():  # least recently touched first
+            if now - trace.last < wait:
                 break
-            due.append((self._pop(tid), "quiet"))
+            quiet.append(tid)
+        due: list[tuple[_Trace, Reason]] = [(self._pop(tid), "quiet") for tid in quiet]
         aged: list[bytes] = []
         for tid, trace in self._traces.items():  # oldest first
             if now - trace.first < s.max_trace_age:

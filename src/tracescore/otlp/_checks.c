@@ -22,11 +22,33 @@ enum { P_KERNEL, P_POLICY, P_SUBAGENTS, P_NAME, P_TYPE, P_DIGEST, P_PASSES, P_FA
        P_PASS_LABEL, P_FAIL_LABEL, P_FALLBACK, P_ARG1, P_ARG2, P_COUNT };
 enum { K_MAX_TOOL_CALLS = 1, K_NO_TOOL_ERRORS = 2, K_CALLED_TOOL = 3 };
 
+/* The keys of the checks' details, interned once: Py_BuildValue made and hashed new str keys
+ * for every Score. */
+enum { D_COUNT, D_MAX, D_ERROR_COUNT, D_TOTAL_CALLS, D_ERRORED, D_PAUSED, D_TOOL,
+       D_EXPECTED_TIMES, D_ACTUAL_COUNT, D_KEYS };
+static const char *detail_keys[D_KEYS] = {"count",   "max",    "error_count",    "total_calls",
+                                          "errored", "paused", "tool",           "expected_times",
+                                          "actual_count"};
+
 static struct {
     PyObject *score_type;
     Py_ssize_t score[F_COUNT], call_name, call_status;
     PyObject *one, *zero, *none_text, *separator, *error, *paused, *attempted;
+    PyObject *keys[D_KEYS];
 } cb;
+
+/* A details dict of `count` (key, value) pairs: keys D_*, values stolen (none NULL on entry
+ * unless the dict is not made: then every value is released). */
+static PyObject *details_of(int count, const int *keys, PyObject **values) {
+    PyObject *details = PyDict_New();
+    for (int n = 0; n < count; n++) {
+        if (details != NULL && (values[n] == NULL ||
+                                PyDict_SetItem(details, cb.keys[keys[n]], values[n]) < 0))
+            Py_CLEAR(details);
+        Py_XDECREF(values[n]);
+    }
+    return details;
+}
 
 /* bind_checks(Score, ToolCall): once, after bind_select and before check_score. */
 PyObject *tracescore_bind_checks(PyObject *self, PyObject *args) {
@@ -51,6 +73,8 @@ PyObject *tracescore_bind_checks(PyObject *self, PyObject *args) {
         if (!cb.one || !cb.zero || !cb.none_text || !cb.separator || !cb.error || !cb.paused ||
             !cb.attempted)
             return NULL;
+        for (int n = 0; n < D_KEYS; n++)
+            if ((cb.keys[n] = PyUnicode_InternFromString(detail_keys[n])) == NULL) return NULL;
     }
     Py_XSETREF(cb.score_type, Py_NewRef(score_type));
     Py_RETURN_NONE;
@@ -116,7 +140,8 @@ static PyObject *max_tool_calls(PyObject *params, PyObject *calls) {
     PyObject *explanation = PyUnicode_FromFormat("%zd tool call(s), at most %S allowed: %U",
                                                  count, most, listed);
     Py_DECREF(listed);
-    PyObject *details = Py_BuildValue("{s:n,s:O}", "count", count, "max", most);
+    PyObject *values[2] = {PyLong_FromSsize_t(count), Py_NewRef(most)};
+    PyObject *details = details_of(2, (const int[]){D_COUNT, D_MAX}, values);
     return binary_score(params, count <= limit, explanation, details);
 }
 
@@ -155,8 +180,10 @@ static PyObject *no_tool_errors(PyObject *params, PyObject *calls) {
     }
     if ((errored_names = name_list(errored)) == NULL || (paused_names = name_list(paused)) == NULL)
         goto done;
-    PyObject *details = Py_BuildValue("{s:n,s:n,s:O,s:O}", "error_count", failed, "total_calls",
-                                      total, "errored", errored_names, "paused", paused_names);
+    PyObject *values[4] = {PyLong_FromSsize_t(failed), PyLong_FromSsize_t(total),
+                           Py_NewRef(errored_names), Py_NewRef(paused_names)};
+    PyObject *details = details_of(
+        4, (const int[]){D_ERROR_COUNT, D_TOTAL_CALLS, D_ERRORED, D_PAUSED}, values);
     out = binary_score(params, failed == 0, explanation, details);
     explanation = NULL; /* stolen */
 done:
@@ -233,8 +260,9 @@ static PyObject *called_tool(PyObject *params, PyObject *trajectory, PyObject *c
                                    : "'%U' was called %zd time(s); at least %S expected",
         tool, count, times, note);
     Py_DECREF(note);
-    PyObject *details = Py_BuildValue("{s:O,s:O,s:n}", "tool", tool, "expected_times", times,
-                                      "actual_count", count);
+    PyObject *values[3] = {Py_NewRef(tool), Py_NewRef(times), PyLong_FromSsize_t(count)};
+    PyObject *details =
+        details_of(3, (const int[]){D_TOOL, D_EXPECTED_TIMES, D_ACTUAL_COUNT}, values);
     return binary_score(params, passed, explanation, details);
 }
 
