@@ -134,8 +134,35 @@ def _in_resource_spans(content: bytes) -> bytes:
     return _ld(1, content)
 
 
+def _deep_key_value(wraps: int, innermost: bytes) -> bytes:
+    """A span attribute whose value is a kvlist holding a KeyValue whose value is a kvlist...
+    `wraps` times, around the KeyValue payload `innermost` (at level 4 + 3 * wraps)."""
+    kv = innermost
+    for _ in range(wraps):
+        kv = b"\x0a\x01k" + _ld(2, _ld(6, _ld(1, kv)))  # value.kvlist_value.values
+    return _ld(1, _ld(2, _ld(2, _ld(9, kv))))  # resource_spans.scope_spans.spans.attributes
+
+
 # (bytes, whether upb accepts them): each pins one corner of upb's decoder.
 CORNERS = [
+    # Attributes in the usual encoding are checked without walking them (plain_key_value):
+    # the depth limit, non-ASCII keys and values, and every value kind still get upb's verdict.
+    (_deep_key_value(31, b"\x0a\x01k\x12\x03\x0a\x01v"), True),  # the value at level 98
+    (_deep_key_value(32, b"\x0a\x01k\x12\x03\x0a\x01v"), False),  # at level 101
+    (_deep_key_value(32, b"\x0a\x01k\x12\x00"), False),  # even an empty value counts
+    (_deep_key_value(32, b"\x0a\x01k"), True),  # no value: the KeyValue is at level 100
+    (_deep_key_value(0, b"\x0a\x02\xc3\xa9\x12\x03\x0a\x01v"), True),  # a UTF-8 key
+    (_deep_key_value(0, b"\x0a\x02\xc3\x28\x12\x03\x0a\x01v"), False),  # invalid
+    (_deep_key_value(0, b"\x0a\x01k\x12\x04\x0a\x02\xc3\x28"), False),  # invalid value
+    (_deep_key_value(0, b"\x0a\x01k\x12\x02\x10\x01"), True),  # bool
+    (_deep_key_value(0, b"\x0a\x01k\x12\x03\x18\xff\x01"), True),  # int
+    (_deep_key_value(0, b"\x0a\x01k\x12\x09\x21" + b"\x00" * 8), True),  # double
+    (_deep_key_value(0, b"\x0a\x01k\x12\x08\x21" + b"\x00" * 7), False),  # cut short
+    (_deep_key_value(0, b"\x0a\x01k\x12\x02\x18\xff"), False),  # a varint cut short
+    (_deep_key_value(0, b"\x0a\x01k\x12\x03\x0a\x02v"), False),  # a string past its value
+    (_deep_key_value(0, b"\x0a\x01k\x12\x04\x0a\x01v\x10"), False),  # a tag cut short
+    (_deep_key_value(0, b"\x0a\x01k\x12\x05\x0a\x01v\x10\x01"), True),  # two values
+    (_deep_key_value(0, b"\x0a\x01k\x12\x02\x3a\x00\x0a\x01j"), True),  # bytes, 2 keys
     (_ld(1, b"", pad=4), True),  # a length of 5 bytes
     (_ld(1, b"", pad=5), False),  # 6 bytes: upb reads lengths as 32-bit varints
     (_in_resource_spans(_ld(3, b"x", pad=5)), False),
