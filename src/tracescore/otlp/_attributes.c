@@ -75,8 +75,10 @@ void tracescore_table_add(Ctx *ctx, PyObject *key, PyObject *kept) {
 static int needle_at(PyObject *needles, const uint8_t *data, Py_ssize_t len, Py_ssize_t at) {
     for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(needles); n++) {
         PyObject *needle = PyTuple_GET_ITEM(needles, n);
+        const char *text = PyBytes_AS_STRING(needle);
         Py_ssize_t size = PyBytes_GET_SIZE(needle);
-        if (at + size <= len && memcmp(data + at, PyBytes_AS_STRING(needle), (size_t)size) == 0)
+        if (data[at] == (uint8_t)text[0] && at + size <= len &&
+            memcmp(data + at, text, (size_t)size) == 0)
             return 1;
     }
     return 0;

@@ -100,6 +100,9 @@ static int step_of(PyObject *span, PyObject **values, PyObject *root_id, PyObjec
     return *step == NULL ? -1 : 0;
 }
 
+/* Runs of at most this many spans are ordered by insertion (see in_order). */
+#define INSERTION_MAX 64
+
 /* A span with its times read, for ordering. */
 typedef struct {
     long long start, end;
@@ -135,7 +138,22 @@ static int in_order(PyObject *spans, Entry *entries) {
         entries[n].span = span;
         entries[n].id = id;
     }
-    qsort(entries, (size_t)count, sizeof(Entry), entry_order);
+    if (count > INSERTION_MAX) {
+        qsort(entries, (size_t)count, sizeof(Entry), entry_order);
+        return 1;
+    }
+    /* A run's spans arrive nearly in order (children end, and are sent, in start order): an
+     * insertion sort moves few of them and calls no comparison function; qsort cost as much
+     * as reading the spans' times. */
+    for (Py_ssize_t n = 1; n < count; n++) {
+        Entry entry = entries[n];
+        Py_ssize_t at = n;
+        while (at > 0 && entry_order(&entry, &entries[at - 1]) < 0) {
+            entries[at] = entries[at - 1];
+            at--;
+        }
+        entries[at] = entry;
+    }
     return 1;
 }
 
