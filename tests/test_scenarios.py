@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import tracescore.scenarios as scenarios_module
+import tracescore.scenario_plan as scenario_plan
 from support.scenarios import error, run, scenario, value
 from tracescore.config import Config
 from tracescore.model import Score, Trajectory
@@ -296,7 +296,7 @@ def test_the_native_plan_concludes_as_python_does(specs: list[tuple[object, bool
 
 
 def test_the_native_plan_is_what_evaluate_run_calls() -> None:
-    if scenarios_module._run_plan is None:
+    if scenario_plan._run_plan is None:
         pytest.skip("the C extension was not built")
     plan = _plan(PLANNED)
     assert isinstance(plan.run_deterministic, functools.partial)

@@ -1,10 +1,10 @@
-/* A scenario's plan scoring one run (scenarios.py, `_Plan.run`): each scorer called in entry
+/* A scenario's plan scoring one run (scenario_plan.py, `ScenarioPlan.run`): each scorer called in entry
  * order, then the verdict concluded from the scores and the RunResult made, in one call.
  *
  * With the commonest checks scored natively (_checks.c), the Python around them, a
  * comprehension calling each scorer and the loop concluding the verdict, cost as much as the
  * checks themselves. Here the scorers are called as the comprehension calls them, and the
- * verdict is concluded as `_Plan._conclude` does when every deciding score's value is a float
+ * verdict is concluded as `ScenarioPlan._conclude` does when every deciding score's value is a float
  * or None; for anything else the scores go to `_conclude` itself (the plan's Python twin,
  * which tests compare with this on generated scores). */
 #include "_scan.h"
@@ -19,7 +19,7 @@ static struct {
 static const char *result_fields[8] = {"trajectory", "scenario", "scores", "gates",
                                        "verdict",    "digest",   "sampled", "skipped"};
 
-/* The plan tuple (`_Plan.native_plan`). */
+/* The plan tuple (`ScenarioPlan._runner`). */
 enum { N_SCORERS, N_ENTRIES, N_NAME, N_GATES, N_DIGEST, N_CONCLUDE, N_COUNT };
 /* Each entry: (name, decides, gate, min, max); min and max are floats or None. */
 enum { E_NAME, E_DECIDES, E_GATE, E_MIN, E_MAX, E_COUNT };
@@ -87,7 +87,7 @@ static int conclude(PyObject *entries, PyObject *scores, PyObject *skipped, PyOb
     return 0;
 }
 
-/* run_plan(plan, trajectory) -> RunResult: `_Plan.run` with the plan's scorers. */
+/* run_plan(plan, trajectory) -> RunResult: `ScenarioPlan.run` with the plan's scorers. */
 PyObject *tracescore_run_plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != N_COUNT ||
         pb.result_type == NULL) {
