@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import http.client
 import json
 import ssl
 import urllib.error
@@ -195,6 +196,42 @@ def test_oversized_body_gets_413(serve_factory: Callable[..., ServeThread]) -> N
     detail = Status.FromString(answer)
     assert detail.code == 8  # RESOURCE_EXHAUSTED
     assert "exceeds 1024" in detail.message
+
+
+def _post_chunked(port: int, pieces: list[bytes]) -> tuple[int, bytes]:
+    """POST pieces as a chunked body (no Content-Length: the size is known once read)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request(
+            "POST",
+            "/v1/traces",
+            body=iter(pieces),
+            headers={"Content-Type": PROTOBUF},
+            encode_chunked=True,
+        )
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def test_a_chunked_body_is_read_whole_and_refused_past_the_limit(
+    serve_factory: Callable[..., ServeThread],
+) -> None:
+    serve = serve_factory(receivers=_http_only("max_body_size: 4KiB"))
+    body = request(agent_run(agent="other", tools=["a"] * 4).spans).SerializeToString()
+    assert 1024 < len(body) <= 4096
+    pieces = [body[n : n + 300] for n in range(0, len(body), 300)]  # many chunks, one body
+    status, answer = _post_chunked(serve.http_port, pieces)
+    assert status == 200, answer
+    assert not ExportTraceServiceResponse.FromString(answer).HasField("partial_success")
+    big = request(agent_run(agent="other", tools=["a"] * 40).spans).SerializeToString()
+    assert len(big) > 4096
+    status, answer = _post_chunked(serve.http_port, [big[: len(big) // 2], big[len(big) // 2 :]])
+    assert status == 413
+    assert "exceeds 4096 bytes" in Status.FromString(answer).message
+    status, _ = _post_chunked(serve.http_port, pieces)  # and the service goes on
+    assert status == 200
 
 
 def test_gzip_bomb_is_refused_with_413(serve_factory: Callable[..., ServeThread]) -> None:

@@ -44,6 +44,22 @@ _JSON = "application/json"
 _Encoding = Literal["protobuf", "json"]
 
 
+async def _read_body(request: web.Request, limit: int) -> bytes | None:
+    """The request's body, or None past `limit` bytes (what is left of it is not read).
+
+    Its chunks joined once: `request.read()` grows a bytearray and copies it into bytes, two
+    to three copies of every byte received (a few percent of serve's CPU for 320 KB bodies).
+    """
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await request.content.readany():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
 class HttpReceiver:
     """Serves OTLP/HTTP on one endpoint; `start()` binds, `shutdown()` stops (both safe)."""
 
@@ -129,12 +145,9 @@ class HttpReceiver:
         length = request.content_length
         if length is not None and length > self._limit:
             return _too_large(encoding, f"body of {length} bytes exceeds {self._limit}")
-        try:
-            body = await request.read()
-        except web.HTTPRequestEntityTooLarge:
+        body = await _read_body(request, self._limit)
+        if body is None:
             return _too_large(encoding, f"body exceeds {self._limit} bytes")
-        if len(body) > self._limit:
-            return _too_large(encoding, f"body of {len(body)} bytes exceeds {self._limit}")
         try:
             body = decompress(body, request.headers.get("Content-Encoding", ""), self._limit)
             if encoding == "json":
