@@ -18,6 +18,7 @@ from tracescore.config.model import Scenario
 from tracescore.model.run_result import RunResult, Verdict
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Trajectory
+from tracescore.otlp.native import extension
 from tracescore.scorers.base import ScorerBase, Threshold
 
 __all__ = ["PlanEntry", "ScenarioPlan", "glob_matcher"]
@@ -166,11 +167,7 @@ class ScenarioPlan:
         )
 
 
-_run_plan: Callable[..., RunResult] | None
-try:
-    from tracescore.otlp import _scan  # type: ignore[attr-defined,unused-ignore]
-except ImportError:  # built without a C compiler
-    _run_plan = None
-else:
-    _scan.bind_plan(RunResult, Score)
-    _run_plan = _scan.run_plan
+_run_plan: Callable[..., RunResult] | None = None
+if (_native := extension()) is not None:
+    _native.bind_plan(RunResult, Score)
+    _run_plan = _native.run_plan

@@ -33,6 +33,7 @@ from tracescore.export.prometheus import render
 from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
 from tracescore.model.trajectory import ToolCall, Trajectory
+from tracescore.otlp.native import extension
 from tracescore.scenarios import RunResult
 from tracescore.scorers.base import select_calls
 
@@ -365,11 +366,7 @@ def _pairs(*pairs: tuple[str, str | None]) -> Attrs:
     return tuple((k, v) for k, v in pairs if v is not None)
 
 
-_native_record: Callable[[tuple[object, ...], RunResult], int | None] | None
-try:
-    from tracescore.otlp import _scan  # type: ignore[attr-defined,unused-ignore]
-except ImportError:  # built without a C compiler
-    _native_record = None
-else:
-    _scan.bind_metrics(RunResult, Trajectory, Score, _ScoreSeries, ToolCall)
-    _native_record = _scan.record_run
+_native_record: Callable[[tuple[object, ...], RunResult], int | None] | None = None
+if (_native := extension()) is not None:
+    _native.bind_metrics(RunResult, Trajectory, Score, _ScoreSeries, ToolCall)
+    _native_record = _native.record_run

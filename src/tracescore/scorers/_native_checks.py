@@ -15,6 +15,7 @@ from typing import TypeAlias
 
 from tracescore.model.score import Score
 from tracescore.model.trajectory import ToolCall, Trajectory
+from tracescore.otlp.native import extension
 
 __all__ = ["CALLED_TOOL", "MAX_TOOL_CALLS", "NO_TOOL_ERRORS", "Kernel", "native_score"]
 
@@ -23,14 +24,10 @@ MAX_TOOL_CALLS, NO_TOOL_ERRORS, CALLED_TOOL = 1, 2, 3
 Kernel: TypeAlias = tuple[int, str, bool, object, object]
 """(kernel number, call policy, include_subagents, the kernel's two arguments)."""
 
-_check_score: Callable[..., Score] | None
-try:
-    from tracescore.otlp import _scan  # type: ignore[attr-defined,unused-ignore]
-except ImportError:  # built without a C compiler
-    _check_score = None
-else:
-    _scan.bind_checks(Score, ToolCall)  # the kernels choose calls by base.py's select_calls
-    _check_score = _scan.check_score
+_check_score: Callable[..., Score] | None = None
+if (_native := extension()) is not None:
+    _native.bind_checks(Score, ToolCall)  # the kernels choose calls by base.py's select_calls
+    _check_score = _native.check_score
 
 
 def native_score(

@@ -20,6 +20,7 @@ from tracescore import semconv
 from tracescore.model import record
 from tracescore.model.score import Score
 from tracescore.model.trajectory import READINGS, AgentStep, Reading, ToolCall, Trajectory
+from tracescore.otlp.native import extension
 
 __all__ = [
     "DIGEST_VERSION",
@@ -92,15 +93,11 @@ def _subagent_calls(trajectory: Trajectory) -> tuple[ToolCall, ...]:
     return trajectory.tool_calls(include_subagents=True)
 
 
-select_calls: _SelectCalls
+select_calls: _SelectCalls = python_select_calls
 """The trajectory's tool calls that count under `policy` (see `python_select_calls`)."""
-try:
-    from tracescore.otlp import _scan  # type: ignore[attr-defined,unused-ignore]
-except ImportError:  # built without a C compiler
-    select_calls = python_select_calls
-else:
-    _scan.bind_select(Trajectory, ToolCall, AgentStep, python_select_calls, _subagent_calls)
-    select_calls = _scan.select_calls
+if (_native := extension()) is not None:
+    _native.bind_select(Trajectory, ToolCall, AgentStep, python_select_calls, _subagent_calls)
+    select_calls = _native.select_calls
 
 
 class Threshold(BaseModel):
