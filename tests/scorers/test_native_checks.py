@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorers._build import agent, call, run
+from scorers._build import agent, call, run, unreadable_call
 from scorers.test_bound_score import _runs
 from tracescore.model import Score, Step, Trajectory
 from tracescore.scorers._native_checks import native_score
@@ -127,14 +127,7 @@ def test_what_a_kernel_cannot_do_goes_to_the_python_check() -> None:
     assert asked == [trajectory]
 
     # A failure while scoring stays the Python path's: an error score, not an exception.
-    class Status(str):
-        def __eq__(self, other: object) -> bool:
-            raise RuntimeError("unreadable status")
-
-        __hash__ = str.__hash__
-
-    odd = call("lookup")
-    object.__setattr__(odd, "status", Status("ok"))
+    odd = unreadable_call("lookup")
     score = _check({"type": "no_tool_errors"}).bound_score()(run(odd))
     assert score.error == "RuntimeError: unreadable status"
     assert score.value is None

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorers._build import agent, call, model, run
+from scorers._build import agent, call, model, run, unreadable_call
 from tracescore.model import Step, ToolCall, Trajectory
 from tracescore.scorers import base
 from tracescore.scorers.base import python_select_calls
@@ -93,14 +93,7 @@ def test_unusual_runs_go_to_the_python_twin() -> None:
 
 
 def test_a_status_that_fails_to_compare_raises_as_in_python() -> None:
-    class Status(str):
-        def __eq__(self, other: object) -> bool:
-            raise RuntimeError("unreadable status")
-
-        __hash__ = str.__hash__
-
-    odd = call("a")
-    object.__setattr__(odd, "status", Status("ok"))
+    odd = unreadable_call("a")
     for select in (base.select_calls, python_select_calls):
         with pytest.raises(RuntimeError, match="unreadable status"):
             select(run(odd), "clean")
