@@ -21,6 +21,7 @@ setup(
                     "_genai",
                     "_genai_bind",
                     "_flat",
+                    "_flat_order",
                     "_validate",
                     "_emit_logs",
                     "_emit_attributes",

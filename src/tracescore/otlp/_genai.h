@@ -68,6 +68,15 @@ PyObject *tracescore_read_plain(PyObject *span, PyObject *limit, PyObject **out)
  * there), and whether a span name is one GenAI reads without an operation (1, 0, -1). */
 int tracescore_find_keys(PyObject *attrs, PyObject **found);
 int tracescore_genai_name(PyObject *name);
+/* A span with its times read, for ordering. */
+typedef struct {
+    long long start, end;
+    PyObject *span, *id; /* borrowed; `id` an exact str */
+} Entry;
+/* _flat_order.c: the spans of `spans` (a list) in order into `entries` (1, or 0 when one is
+ * not a plain SpanRecord), and whether that order is a flat run's forward tree (1, 0). */
+int tracescore_in_order(PyObject *spans, Entry *entries);
+int tracescore_forward(const Entry *entries, Py_ssize_t count);
 /* flat_run, returned by bind_genai (_flat.c). */
 extern PyMethodDef tracescore_flat_run_def;
 
