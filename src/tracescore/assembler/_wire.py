@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from tracescore.otlp.native import extension
 from tracescore.otlp.wire import WireError, read_varint, varint
 
-try:
-    from tracescore.otlp._scan import cut_spans as _native_cut  # type: ignore[import-not-found]
-except ImportError:  # built without a C compiler
-    _native_cut = None
+_native = extension()
+_native_cut = None if _native is None else _native.cut_spans
 
 __all__ = ["Held", "WireError", "cut_spans", "frame_request", "python_cut_spans"]
 

@@ -18,6 +18,7 @@ from tracescore import semconv
 from tracescore.export import wire
 from tracescore.export.attributes import run_attributes, score_label
 from tracescore.model.span import AttrValue
+from tracescore.otlp.native import extension
 from tracescore.scenarios import RunResult
 
 __all__ = [
@@ -216,12 +217,6 @@ _BY_PREFIX: dict[
     str, tuple[dict[str, tuple[object, ...]], Callable[[str], tuple[object, ...]]]
 ] = {}
 
-_native_fields: Callable[..., bytes | None] | None
-try:
-    from tracescore.otlp._scan import (  # type: ignore[import-not-found,unused-ignore]
-        encode_score_fields as _native_encode,
-    )
-except ImportError:  # built without a C compiler
-    _native_fields = None
-else:
-    _native_fields = _native_encode
+_native_fields: Callable[..., bytes | None] | None = None
+if (_native := extension()) is not None:
+    _native_fields = _native.encode_score_fields

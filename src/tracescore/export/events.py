@@ -32,6 +32,7 @@ from tracescore.export.attributes import error_type, score_label
 from tracescore.export.spans import resource_key
 from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
+from tracescore.otlp.native import extension
 from tracescore.scenarios import RunResult
 
 __all__ = ["EvaluationLogs", "encode_evaluation_logs", "evaluation_logs", "python_encode_records"]
@@ -306,14 +307,10 @@ def _resource(resource: Mapping[str, AttrValue]) -> tuple[str, bytes]:
     return key, field
 
 
-_encode_records: Callable[[tuple[Score, ...], str | None, str | None, bytes, bytes], bytes]
-try:
-    from tracescore.otlp._scan import (  # type: ignore[import-not-found,unused-ignore]
-        encode_log_records as _native_records,
-    )
-except ImportError:  # built without a C compiler
-    _encode_records = python_encode_records
-else:
+_encode_records: Callable[[tuple[Score, ...], str | None, str | None, bytes, bytes], bytes] = (
+    python_encode_records
+)
+if (_native := extension()) is not None:
     # What the native encoder reads from this module: the memo and the makers it calls on a
     # miss, and the fixed pieces around a record's value and explanation.
     _NATIVE_CONSTS = (
@@ -327,4 +324,4 @@ else:
     )
 
     # A partial, not a def: the call stays in C.
-    _encode_records = functools.partial(_native_records, _NATIVE_CONSTS)
+    _encode_records = functools.partial(_native.encode_log_records, _NATIVE_CONSTS)

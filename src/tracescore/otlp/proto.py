@@ -14,6 +14,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from tracescore.errors import InputError
 from tracescore.otlp.decode import DecodeResult, KeyFilter
+from tracescore.otlp.native import extension
 from tracescore.otlp.scan import SpanReader, decode_any_value
 
 __all__ = ["check_proto_request", "decode_any_value", "decode_proto_request", "parse_proto_request"]
@@ -72,11 +73,7 @@ def decode_proto_request(
     return result
 
 
-_validate_request: Callable[[bytes], str | None] | None
-try:
-    # mypy knows the module only where it was built: the ignore is unused there.
-    from tracescore.otlp import _scan  # type: ignore[attr-defined,unused-ignore]
-except ImportError:  # built without a C compiler: upb's parse decides
-    _validate_request = None
-else:
-    _validate_request = _scan.validate_request
+# Without the extension, upb's parse decides.
+_validate_request: Callable[[bytes], str | None] | None = None
+if (_native := extension()) is not None:
+    _validate_request = _native.validate_request

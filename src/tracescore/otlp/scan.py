@@ -35,6 +35,7 @@ from tracescore.otlp._python_scan import (
 )
 from tracescore.otlp._python_scan import decode_value_bytes as _decode_value_bytes
 from tracescore.otlp.grouping import Grouped, group_records
+from tracescore.otlp.native import extension
 
 __all__ = [
     "ATTRIBUTE_OVERHEAD",
@@ -246,18 +247,12 @@ def _event(raw: bytes) -> SpanEvent:
     return SpanEvent(event.name, event.time_unix_nano, attributes)
 
 
-_scan_spans: Callable[..., list[ScannedSpan]]
-_scan_records: Callable[..., list[ScannedRecord]] | None
-_scan_grouped: Callable[..., Grouped] | None
-try:
-    # mypy knows the module only where it was built: the ignore is unused there.
-    from tracescore.otlp import _scan  # type: ignore[attr-defined,unused-ignore]
-
-    NATIVE = True
-except ImportError:  # built without a C compiler
-    _scan_spans, _scan_records, _scan_grouped = python_scan_spans, None, None
-    NATIVE = False
-else:
+_scan_spans: Callable[..., list[ScannedSpan]] = python_scan_spans
+_scan_records: Callable[..., list[ScannedRecord]] | None = None
+_scan_grouped: Callable[..., Grouped] | None = None
+_scan = extension()
+NATIVE = _scan is not None
+if _scan is not None:
     _scan_spans, _scan_records = _scan.scan_spans, _scan.scan_records
     _scan_grouped = _scan.scan_grouped
     # Records are made without running __init__: the extension checks every field is a slot.

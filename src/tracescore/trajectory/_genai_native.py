@@ -20,6 +20,7 @@ from typing import Any
 from tracescore import semconv
 from tracescore.model.span import SpanRecord, StatusCode
 from tracescore.model.trajectory import Deferred, ModelCall, ToolCall, Trajectory
+from tracescore.otlp.native import extension
 from tracescore.trajectory._genai import NAME
 from tracescore.trajectory._messages import ERROR_RESULT_NEEDLES
 from tracescore.trajectory._tree import MAX_OTLP_KIND
@@ -65,10 +66,8 @@ def bind(
     """`read_plain_genai` bound to `other_markers`, the marker keys of every convention but
     GenAI (a span carrying one is not plain), and `genai_name_prefixes`, the span names GenAI
     reads without an operation, with `flat_run`; None where the extension was not built."""
-    try:
-        # mypy knows the module only where it was built: the ignore is unused there.
-        from tracescore.otlp import _scan  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:  # built without a C compiler
+    _scan = extension()
+    if _scan is None:
         return None
     # Views and steps are made without running __init__: the extension checks the fields are
     # these slots, and takes each view field's default from here.
