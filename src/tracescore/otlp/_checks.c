@@ -17,7 +17,7 @@ static const char *score_fields[F_COUNT] = {"name",        "type",   "value", "p
                                             "explanation", "digest", "label", "details",
                                             "error"};
 
-/* The parameters tuple of a kernel (`_Check.native_params`), then its own arguments. */
+/* The parameters tuple of a kernel (`_native_checks.native_score`), then its own arguments. */
 enum { P_KERNEL, P_POLICY, P_SUBAGENTS, P_NAME, P_TYPE, P_DIGEST, P_PASSES, P_FAILS,
        P_PASS_LABEL, P_FAIL_LABEL, P_FALLBACK, P_ARG1, P_ARG2, P_COUNT };
 enum { K_MAX_TOOL_CALLS = 1, K_NO_TOOL_ERRORS = 2, K_CALLED_TOOL = 3 };
@@ -106,21 +106,6 @@ static PyObject *binary_score(PyObject *params, int passed, PyObject *explanatio
     return score;
 }
 
-/* `names(calls)` (calls: a list or tuple): the calls' names joined by ", ", or "none". */
-static PyObject *names(PyObject *calls) {
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(calls);
-    if (count == 0) return Py_NewRef(cb.none_text);
-    PyObject *list = PyList_New(count);
-    if (list == NULL) return NULL;
-    for (Py_ssize_t n = 0; n < count; n++)
-        PyList_SET_ITEM(list, n, Py_NewRef(SLOT(PySequence_Fast_GET_ITEM(calls, n), cb.call_name)));
-    PyObject *joined = PyUnicode_Join(cb.separator, list);
-    Py_DECREF(list);
-    if (joined != NULL && PyUnicode_GET_LENGTH(joined) == 0) /* `... or "none"` */
-        Py_SETREF(joined, Py_NewRef(cb.none_text));
-    return joined;
-}
-
 /* The names of `calls` (a list or tuple) as a new list: `[c.name for c in calls]`. */
 static PyObject *name_list(PyObject *calls) {
     Py_ssize_t count = PySequence_Fast_GET_SIZE(calls);
@@ -129,6 +114,24 @@ static PyObject *name_list(PyObject *calls) {
     for (Py_ssize_t n = 0; n < count; n++)
         PyList_SET_ITEM(list, n, Py_NewRef(SLOT(PySequence_Fast_GET_ITEM(calls, n), cb.call_name)));
     return list;
+}
+
+/* `names`: the names in `listed` (a list of str) joined by ", ", or "none". */
+static PyObject *joined_names(PyObject *listed) {
+    if (PyList_GET_SIZE(listed) == 0) return Py_NewRef(cb.none_text);
+    PyObject *joined = PyUnicode_Join(cb.separator, listed);
+    if (joined != NULL && PyUnicode_GET_LENGTH(joined) == 0) /* `... or "none"` */
+        Py_SETREF(joined, Py_NewRef(cb.none_text));
+    return joined;
+}
+
+/* `names(calls)` (calls: a list or tuple). */
+static PyObject *names(PyObject *calls) {
+    PyObject *listed = name_list(calls);
+    if (listed == NULL) return NULL;
+    PyObject *joined = joined_names(listed);
+    Py_DECREF(listed);
+    return joined;
 }
 
 static PyObject *max_tool_calls(PyObject *params, PyObject *calls) {
@@ -158,9 +161,12 @@ static PyObject *no_tool_errors(PyObject *params, PyObject *calls) {
             (is_paused && PyList_Append(paused, call) < 0))
             goto done;
     }
+    /* Each list of names is made once: joined for the explanation, kept for the details. */
+    if ((errored_names = name_list(errored)) == NULL || (paused_names = name_list(paused)) == NULL)
+        goto done;
     Py_ssize_t failed = PyList_GET_SIZE(errored), total = PySequence_Fast_GET_SIZE(calls);
     if (failed) {
-        PyObject *listed = names(errored);
+        PyObject *listed = joined_names(errored_names);
         if (listed == NULL) goto done;
         explanation = PyUnicode_FromFormat("%zd of %zd tool call(s) failed: %U", failed, total,
                                            listed);
@@ -170,7 +176,7 @@ static PyObject *no_tool_errors(PyObject *params, PyObject *calls) {
     }
     if (explanation == NULL) goto done;
     if (PyList_GET_SIZE(paused)) {
-        PyObject *listed = names(paused);
+        PyObject *listed = joined_names(paused_names);
         if (listed == NULL) goto done;
         PyObject *more = PyUnicode_FromFormat("%U; paused (not counted as errors): %U",
                                               explanation, listed);
@@ -178,8 +184,6 @@ static PyObject *no_tool_errors(PyObject *params, PyObject *calls) {
         Py_SETREF(explanation, more);
         if (explanation == NULL) goto done;
     }
-    if ((errored_names = name_list(errored)) == NULL || (paused_names = name_list(paused)) == NULL)
-        goto done;
     PyObject *values[4] = {PyLong_FromSsize_t(failed), PyLong_FromSsize_t(total),
                            Py_NewRef(errored_names), Py_NewRef(paused_names)};
     PyObject *details = details_of(
