@@ -166,8 +166,11 @@ static PyObject *flat_trajectory(PyObject *root, PyObject *view, PyObject *steps
     values[T_COMPLETE] = Py_NewRef(Py_True);
     values[T_RESOURCE] = Py_XNewRef(SLOT(root, flat.resource));
     values[T_WARNINGS] = PyTuple_New(0);
-    for (int n = 0; n < T_FIELDS; n++)
-        if (values[n] == NULL) goto decline;
+    for (int n = 0; n < T_FIELDS; n++) {
+        if (values[n] != NULL) continue;
+        if (PyErr_Occurred()) goto done; /* a tuple not made: the error, not a decline */
+        goto decline;                    /* a slot the span never had */
+    }
     return instance_of(flat.type, flat.offsets, values, T_FIELDS);
 decline:
     made = DECLINE();
@@ -178,10 +181,10 @@ done:
 
 /* flat_run(spans, max_value_chars, output_tool_names, include_output_tools)
  *   -> Trajectory | FALLBACK
- * The trajectory `_flat._flat_run` builds of `spans` (a trace's SpanRecords, in any order) when
- * they are a flat run (tracescore_forward, in (start, end, span id) order) whose every span is read
- * here: the agent span natively an agent view, every other span natively a tool or model view
- * under it, or None. Only the agent view is made: each other span's step is made of its view's
+ * The trajectory `_flat._flat_run` builds of `spans` (a trace's SpanRecords, in any order)
+ * when they are a flat run (tracescore_forward, in (start, end, span id) order) whose every
+ * span is read here: the agent span natively an agent view, every other span natively a tool
+ * or model view under it, or None. Only the agent view is made: each other span's step is made of its view's
  * field values (a model view would add nothing to the trajectory: no input, output or tools),
  * and the trajectory of the agent view as `run_trajectory` makes it (flat_trajectory). FALLBACK
  * for any other trace (the caller then orders, checks and reads it in Python). */

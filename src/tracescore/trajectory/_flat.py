@@ -15,10 +15,9 @@ fixture trace, the benchmark's runs and generated variations.
 
 Where the extension is built, `flat_run` (otlp/_flat.c) orders the spans, checks the structure,
 reads every span and builds the steps and the trajectory in one call when it can read them all
-(most runs). Else
-the spans are ordered in Python and the structure checked in one loop over them, before any
-span is read; the native reader then reads every span in one `map`, and the Python readers only
-what it declines.
+(most runs). Else the spans are ordered in Python and the structure checked in one loop over
+them, before any span is read; the native reader then reads every span in one `map`, and the
+Python readers only what it declines.
 """
 
 from __future__ import annotations
