@@ -273,15 +273,6 @@ def test_stderr_counts_rejected_spans_and_warnings(
     assert "ffffffffffffffff" in err
 
 
-def test_no_runs_found_is_said_on_stderr(
-    tmp_path: Path, config_path: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    empty = tmp_path / "empty.jsonl"
-    empty.write_text("", encoding="utf-8")
-    assert main(["score", "--config", config_path, str(empty)]) == 0
-    assert "no agent runs found" in capsys.readouterr().err
-
-
 # --- table ---------------------------------------------------------------------------------
 
 
