@@ -175,6 +175,7 @@ def test_a_scenario_no_run_matched_is_still_summarized() -> None:
         "pass_rate": None,
         "in_learning_zone": False,
         "verdict": None,
+        "n_errors": 0,
     }
 
 

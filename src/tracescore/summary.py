@@ -43,6 +43,8 @@ class ScenarioSummary:
     n_sampled_out: int = 0
     missed_thresholds: tuple[str, ...] = ()
     """Thresholded scorers whose mean missed (or that failed on some run)."""
+    errors: Mapping[str, int] = field(default_factory=dict)
+    """Runs on which each scorer failed with an error (a dead judge, an exhausted budget)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The `{"kind": "scenario", ...}` line of `tracescore score --output json`."""
@@ -55,6 +57,7 @@ class ScenarioSummary:
             "pass_rate": self.pass_rate,
             "in_learning_zone": self.in_learning_zone,
             "verdict": self.verdict,
+            "n_errors": sum(self.errors.values()),
         }
 
 
@@ -77,13 +80,13 @@ def _summary(scenario: Scenario, runs: list[RunResult], n_sampled_out: int) -> S
     n_scored = len(verdicts)
     n_passed = sum(1 for v in verdicts if v == "passed")
     values: dict[str, list[float]] = {e.score_name: [] for e, _ in scenario.entries}
-    errored: set[str] = set()
+    errored: dict[str, int] = {}
     for run in runs:
         for score in run.scores:
             if score.value is not None:
                 values.setdefault(score.name, []).append(score.value)
             elif score.error is not None:
-                errored.add(score.name)
+                errored[score.name] = errored.get(score.name, 0) + 1
     means = {
         name: round(math.fsum(vs) / len(vs), _MEAN_DIGITS) if vs else None
         for name, vs in values.items()
@@ -109,4 +112,5 @@ def _summary(scenario: Scenario, runs: list[RunResult], n_sampled_out: int) -> S
         verdict=verdict,
         n_sampled_out=n_sampled_out,
         missed_thresholds=tuple(missed),
+        errors=errored,
     )

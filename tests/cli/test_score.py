@@ -78,6 +78,7 @@ SCENARIO_KEYS = [
     "pass_rate",
     "in_learning_zone",
     "verdict",
+    "n_errors",
 ]
 
 
@@ -159,9 +160,19 @@ def test_json_lines_one_per_run_then_one_per_scenario(
         "pass_rate": 0.5,
         "in_learning_zone": True,
         "verdict": "scored",
+        "n_errors": 0,
     }
     assert lines[5]["n_runs"] == 0
     assert lines[5]["verdict"] is None
+
+
+@pytest.mark.parametrize(("fail_on", "code"), [("gate", 0), ("error", 0), ("scored", 1)])
+def test_a_missed_threshold_fails_the_command_only_under_fail_on_scored(
+    tmp_path: Path, config_path: str, capsys: pytest.CaptureFixture[str], fail_on: str, code: int
+) -> None:
+    traces = write(tmp_path, "t.jsonl", GOOD_REFUND, RETRIED_REFUND)  # the retry: "scored"
+    assert main(["score", "--fail-on", fail_on, "--config", config_path, traces]) == code
+    capsys.readouterr()
 
 
 def test_a_failed_gate_exits_1(

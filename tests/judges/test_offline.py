@@ -148,3 +148,59 @@ def test_a_failed_judge_gate_fails_the_run_and_says_why(
     assert relevant["value"] is None
     assert relevant["error"].startswith("http_401: judge 'judge-model'")
     assert run["verdict"] == "failed"
+
+
+def _dead_judge_config(tmp_path: Path) -> str:
+    """A judge endpoint on a loopback port nothing listens on: every judge score is an error."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    path = tmp_path / "dead.yaml"
+    path.write_text(
+        f"""
+judge:
+  base_url: http://127.0.0.1:{port}/v1
+  model: {MODEL}
+  max_retries: 0
+scenarios:
+  - name: billing
+    match: {{agent: support_agent}}
+    gates:
+      - type: called_tool
+        tool: ask_billing
+    scorers:
+      - type: llm_rubric
+        name: tone
+        criteria: The answer is polite.
+        threshold: 0.5
+""",
+        encoding="utf-8",
+    )
+    return str(path)
+
+
+def test_a_dead_judge_fails_the_command_by_default_and_is_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _dead_judge_config(tmp_path)
+    code = main(["score", "--config", config, TRACE])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "tone error" in out  # the run's row
+    assert "tone n/a (1 error)" in out  # the scenario's means
+    assert "1 had a scorer error (1 score(s))" in out.splitlines()[-1]
+    code, lines, _ = score(["--config", config, "--output", "json", TRACE], capsys)
+    assert code == 1
+    scenario = next(line for line in lines if line["kind"] == "scenario")
+    assert scenario["n_errors"] == 1
+
+
+def test_fail_on_gate_lets_scorer_errors_pass_and_fail_on_scored_fails_thresholds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _dead_judge_config(tmp_path)
+    assert main(["score", "--fail-on", "gate", "--config", config, TRACE]) == 0
+    assert main(["score", "--fail-on", "scored", "--config", config, TRACE]) == 1
+    capsys.readouterr()

@@ -77,6 +77,12 @@ def render_table(
     tail = f"{len(results)} run(s), {matched} matched a scenario"
     if failed:
         tail += ", " + style.paint(f"{failed} failed a gate", "failed")
+    errored = [r for r in results if any(s.error is not None for s in r.scores)]
+    if errored:
+        n_scores = sum(1 for r in errored for s in r.scores if s.error is not None)
+        tail += ", " + style.paint(
+            f"{len(errored)} had a scorer error ({n_scores} score(s))", "failed"
+        )
     lines.append("")
     lines.append(tail)
     return "\n".join(lines) + "\n"
@@ -140,6 +146,8 @@ def _scenario_row(summary: ScenarioSummary, style: _Style) -> list[str]:
     means = []
     for name, mean in summary.means.items():
         text = f"{name} {'n/a' if mean is None else _number(mean)}"
+        if errors := summary.errors.get(name):
+            text += " " + style.paint(f"({errors} error{'s' if errors > 1 else ''})", "failed")
         if name in summary.missed_thresholds:
             text += " " + style.paint(style.bad, "failed")
         means.append(text)

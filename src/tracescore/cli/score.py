@@ -2,8 +2,10 @@
 
 Reads OTLP JSON (one ExportTraceServiceRequest per file, or JSON Lines of them; `-` is
 stdin), rebuilds the agent runs, scores them by scenario and prints one row (or JSON line) per
-run, then one per scenario. Exit 0 when no gate failed, 1 when one did, 2 on a usage, config or
-input error. Rejected spans and builder warnings go to stderr with their counts.
+run, then one per scenario. Exit 1 when a run fails what `--fail-on` names (by default a gate, or
+a scorer that failed with an error: a dead judge must not pass a CI gate), 2 on a usage, config
+or input error (an input that holds no OTLP span included), else 0. Rejected spans and builder
+warnings go to stderr with their counts.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from tracescore.summary import ScenarioSummary, summarize
 __all__ = [
     "PendingRun",
     "add_parser",
+    "fails",
     "run",
     "run_to_dict",
     "score_deferred",
@@ -54,8 +57,8 @@ def add_parser(subparsers: Any) -> None:
         "score",
         help="score OTLP JSON trace files with a config's scenarios",
         description=(
-            "Score agent runs from OTLP JSON trace files. Exit 0 when no gate failed, "
-            "1 when one did, 2 on a usage, config or input error."
+            "Score agent runs from OTLP JSON trace files. Exit 1 when a run fails what "
+            "--fail-on names, 2 on a usage, config or input error, else 0."
         ),
     )
     parser.add_argument("--config", required=True, metavar="CONFIG", help="the YAML config")
@@ -69,6 +72,16 @@ def add_parser(subparsers: Any) -> None:
         "--no-judge",
         action="store_true",
         help="skip LLM-judge scorers (no judge calls; gates on them are reported as skipped)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        default="error",
+        help=(
+            "what makes the command exit 1: `gate` a failed gate; `error` (default) a failed "
+            "gate or a scorer that failed with an error (judge unreachable, budget exhausted); "
+            "`scored` any run that did not pass (a missed threshold too)"
+        ),
     )
     parser.add_argument(
         "files",
@@ -97,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 2
     summaries = summarize(config, results)
-    code = 1 if any(r.verdict == "failed" for r in results) else 0
+    code = 1 if any(fails(r, args.fail_on) for r in results) else 0
     try:
         if args.output == "json":
             write_json(results, summaries, sys.stdout)
@@ -108,6 +121,20 @@ def run(args: argparse.Namespace) -> int:
         # `tracescore score ... | head`: the reader left; the verdict still decides the exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return code
+
+
+FAIL_ON = ("gate", "error", "scored")
+
+
+def fails(result: RunResult, fail_on: str) -> bool:
+    """Whether `result` makes `tracescore score --fail-on <fail_on>` exit 1."""
+    if result.verdict == "failed":
+        return True
+    if fail_on == "gate":
+        return False
+    if any(score.error is not None for score in result.scores):
+        return True
+    return fail_on == "scored" and result.verdict == "scored"
 
 
 # --- scoring --------------------------------------------------------------------------------
