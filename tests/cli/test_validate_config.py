@@ -56,3 +56,32 @@ def test_an_invalid_config_prints_every_problem_and_exits_2(
 def test_a_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate-config", str(tmp_path / "nope.yaml")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+SECRETS = """
+receivers:
+  http: {auth: {bearer_token_env: TS_TEST_HTTP_TOKEN}}
+judge: {base_url: "http://127.0.0.1:9/v1", model: m, api_key_env: TS_TEST_JUDGE_KEY}
+scenarios:
+  - name: s
+    scorers: [{type: llm_rubric, criteria: polite}]
+"""
+
+
+def test_an_unset_judge_key_or_token_variable_is_a_problem_unless_no_env(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TS_TEST_JUDGE_KEY", raising=False)
+    monkeypatch.delenv("TS_TEST_HTTP_TOKEN", raising=False)
+    path = tmp_path / "c.yaml"
+    path.write_text(SECRETS, encoding="utf-8")
+    assert main(["validate-config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "judge.api_key_env: environment variable 'TS_TEST_JUDGE_KEY' is not set" in err
+    assert "receivers.http.auth.bearer_token_env: environment variable 'TS_TEST_HTTP_TOKEN'" in err
+    assert "--no-env" in err
+    assert main(["validate-config", "--no-env", str(path)]) == 0
+    assert capsys.readouterr().out.startswith(f"{path}: ok: 1 scenario")
+    monkeypatch.setenv("TS_TEST_JUDGE_KEY", "sk-x")
+    monkeypatch.setenv("TS_TEST_HTTP_TOKEN", "t")
+    assert main(["validate-config", str(path)]) == 0

@@ -19,8 +19,9 @@ from support.otlp_sink import OtlpSink, attrs
 from support.serve_thread import ServeThread
 from tracescore import semconv
 from tracescore.config import parse_config
+from tracescore.config.environment import judge_key_problems
 from tracescore.errors import ConfigError
-from tracescore.judges.live import judge_instruments, judge_key_problems
+from tracescore.judges.live import judge_instruments
 from tracescore.judges.telemetry import JudgeCounters
 from tracescore.pipeline import preflight
 

@@ -16,7 +16,6 @@ wait is over; with 0 it returns None and the span leaves at once.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 
 from tracescore.assembler import Outbox
@@ -27,13 +26,12 @@ from tracescore.export.instruments import Instrument, Kind
 from tracescore.export.metrics import Telemetry
 from tracescore.export.spans import fanout_request
 from tracescore.judges.base import JudgeScorerBase
-from tracescore.judges.endpoint import ResolvedEndpoint
 from tracescore.judges.runner import JudgeJob, JudgeResult, JudgeRunner, judge_sampled
 from tracescore.judges.telemetry import CounterPoint, GaugePoint, HistogramPoint, JudgeCounters
 from tracescore.judges.wait import JudgeWait
 from tracescore.scenarios import RunResult
 
-__all__ = ["LiveJudges", "judge_entries", "judge_instruments", "judge_key_problems"]
+__all__ = ["LiveJudges", "judge_entries", "judge_instruments"]
 
 log = logging.getLogger(__name__)
 
@@ -41,31 +39,6 @@ log = logging.getLogger(__name__)
 def judge_entries(scenario: Scenario) -> tuple[JudgeScorerBase, ...]:
     """The scenario's LLM-judge gates and scorers, in config order."""
     return tuple(e for e, _ in scenario.entries if isinstance(e, JudgeScorerBase))
-
-
-def judge_key_problems(config: Config, environ: Mapping[str, str] | None = None) -> list[str]:
-    """Start-up problems: judge API key variables that are unset (for `serve`'s preflight)."""
-    env = os.environ if environ is None else environ
-    problems: set[str] = set()
-    for i, scenario in enumerate(config.scenarios):
-        for section in ("gates", "scorers"):
-            for j, entry in enumerate(getattr(scenario, section)):
-                if not isinstance(entry, JudgeScorerBase):
-                    continue
-                try:
-                    endpoint = ResolvedEndpoint.merge(config.judge, entry.judge)
-                except ValueError as exc:
-                    problems.add(f"scenarios[{i}].{section}[{j}]: {exc}")
-                    continue
-                variable = endpoint.api_key_env
-                if variable and not env.get(variable):
-                    own = entry.judge is not None and entry.judge.api_key_env is not None
-                    where = f"scenarios[{i}].{section}[{j}].judge" if own else "judge"
-                    problems.add(
-                        f"{where}.api_key_env: environment variable {variable!r} is not set "
-                        "or is empty"
-                    )
-    return sorted(problems)
 
 
 class LiveJudges:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import ssl
 
+from tracescore.config.environment import bearer_token_problems, judge_key_problems
 from tracescore.config.model import Config
 from tracescore.config.serve import ClientTlsSettings, ServerTlsSettings
 from tracescore.errors import ConfigError
@@ -38,6 +39,7 @@ def preflight(config: Config, source: str = "config") -> ServeSecrets:
     receivers = config.receivers
     if receivers.grpc is None and receivers.http is None:
         problems.append("receivers: both grpc and http are off; nothing would receive spans")
+    problems.extend(bearer_token_problems(config))
     tokens: dict[str, str | None] = {}
     for name, receiver in (("grpc", receivers.grpc), ("http", receivers.http)):
         if receiver is None:
@@ -45,22 +47,12 @@ def preflight(config: Config, source: str = "config") -> ServeSecrets:
         where = f"receivers.{name}"
         tokens[name] = None
         if receiver.auth is not None:
-            variable = receiver.auth.bearer_token_env
-            value = os.environ.get(variable, "").strip()
-            if not value:
-                problems.append(
-                    f"{where}.auth.bearer_token_env: environment variable {variable!r} "
-                    "is not set or empty"
-                )
-            tokens[name] = value or None
+            tokens[name] = os.environ.get(receiver.auth.bearer_token_env, "").strip() or None
         if receiver.tls is not None:
             problems.extend(_server_tls(receiver.tls, f"{where}.tls"))
     if config.exporter is not None and config.exporter.tls is not None:
         problems.extend(_client_tls(config.exporter.tls, "exporter.tls"))
-    if any(not e.deterministic for s in config.scenarios for e, _ in s.entries):
-        from tracescore.judges.live import judge_key_problems  # pulls in `openai`: only if used
-
-        problems.extend(judge_key_problems(config))
+    problems.extend(judge_key_problems(config))
     if problems:
         raise ConfigError(problems, source)
     return ServeSecrets(tokens.get("grpc"), tokens.get("http"))
