@@ -97,28 +97,39 @@ def real_runs(name: str) -> list[Trajectory]:
     return list(build_trajectories(decoded.spans).trajectories)
 
 
-def tool_answer(*verdicts: tuple[int, str, bool], missing: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A `llm_tool_call_accuracy` answer: (call number, tool, appropriate) per call."""
-    return {
-        "evaluations": [
-            {"call": n, "tool": tool, "appropriate": ok, "reasoning": f"{tool} judged {ok}"}
-            for n, tool, ok in verdicts
-        ],
-        "missing_tools": list(missing),
-    }
+def tool_answer(
+    *verdicts: tuple[int, str, bool], missing: tuple[str, ...] = (), keyed: bool = True
+) -> dict[str, Any]:
+    """A `llm_tool_call_accuracy` answer: (call number, tool, appropriate) per call.
+
+    Keyed by `call_<n>` as the default schema asks; `keyed=False` is `compat: mastra`'s list.
+    """
+    entries = [
+        (n, {"tool": tool, "appropriate": ok, "reasoning": f"{tool} judged {ok}"})
+        for n, tool, ok in verdicts
+    ]
+    return {"evaluations": _evaluations(entries, keyed), "missing_tools": list(missing)}
+
+
+def _evaluations(entries: list[tuple[int, dict[str, Any]]], keyed: bool) -> Any:
+    if keyed:
+        return {f"call_{n}": entry for n, entry in entries}
+    return [{"call": n, **entry} for n, entry in entries]
 
 
 def trajectory_answer(
     *steps: tuple[int, str, bool, bool],
     missing: tuple[str, ...] = (),
     extra: tuple[str, ...] = (),
+    keyed: bool = True,
 ) -> dict[str, Any]:
     """A `llm_trajectory` answer: (call number, step, necessary, in order) per step."""
+    entries = [
+        (n, {"step": s, "necessary": nec, "in_order": order, "reasoning": "r"})
+        for n, s, nec, order in steps
+    ]
     return {
-        "evaluations": [
-            {"call": n, "step": s, "necessary": nec, "in_order": order, "reasoning": "r"}
-            for n, s, nec, order in steps
-        ],
+        "evaluations": _evaluations(entries, keyed),
         "missing_steps": list(missing),
         "extra_steps": list(extra),
         "overall_assessment": "assessed",

@@ -24,7 +24,7 @@ def test_every_judge_ships_a_versioned_template_with_both_sections(
     scorer: type[LlmRubric],
 ) -> None:
     template = scorer.template()
-    assert template.id == f"{scorer.template_name}.v1"
+    assert template.id == f"{scorer.template_name}.v{scorer.template_version}"
     assert template.system
     assert template.user
     assert "run" in template.placeholders()

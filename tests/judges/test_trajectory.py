@@ -52,7 +52,11 @@ MIXED = trajectory_answer((1, "a", True, True), (2, "b", True, False), missing=(
     ],
 )
 def test_the_formula(answer: dict[str, Any], mastra: bool, expected: float) -> None:
-    value = trajectory_value(TrajectoryAnswer.model_validate(answer), mastra=mastra)
+    listed = {  # the scorer's own list, as it is made from the keyed answer
+        **answer,
+        "evaluations": [{"call": int(k[5:]), **v} for k, v in answer["evaluations"].items()],
+    }
+    value = trajectory_value(TrajectoryAnswer.model_validate(listed), mastra=mastra)
     assert value == pytest.approx(expected)
 
 
@@ -75,7 +79,10 @@ def test_expected_steps_are_given_to_the_judge_as_a_guideline(
     fake_openai_factory: Factory,
 ) -> None:
     answer = trajectory_answer(
-        (1, "lookup_order", True, True), (2, "get_weather", False, True), (3, "refund", True, True)
+        (1, "lookup_order", True, True),
+        (2, "get_weather", False, True),
+        (3, "refund", True, True),
+        keyed=False,
     )
     server = fake_openai_factory([{"json": answer}])
     s = scorer(steps=["lookup_order", {"tool": "refund", "args": {"order_id": "A-42"}}],
@@ -90,7 +97,8 @@ def test_expected_steps_are_given_to_the_judge_as_a_guideline(
 
 
 def test_an_empty_expected_list_means_no_steps_at_all(fake_openai_factory: Factory) -> None:
-    server = fake_openai_factory([{"json": trajectory_answer(extra=("lookup_order",))}])
+    answer = trajectory_answer(extra=("lookup_order",), keyed=False)
+    server = fake_openai_factory([{"json": answer}])
     score = judge(server, scorer(steps=[], compat="mastra"), shop_run(steps=()))
     assert score.value == 0.5
     assert "no steps at all" in server.chat_bodies()[0]["messages"][1]["content"]

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import json
 import re
 import sys
@@ -57,6 +58,7 @@ _STEP_KEYS = frozenset(
         "disconnect",
         "finish_reason",
         "usage",
+        "minimal",
     }
 )
 _SCRIPT_KEYS = frozenset({"scenarios", "steps", "advance", "exhausted", "models"})
@@ -89,6 +91,10 @@ class Step:
     disconnect: bool = False
     finish_reason: str | None = None
     usage: Mapping[str, int] | None = None
+    minimal: bool = False
+    """Answer with the least value the request's `response_format` schema admits, as a server
+    with guided decoding may: required properties only, empty strings and lists, the first enum
+    value, a number's minimum, false."""
 
 
 @dataclass(frozen=True)
@@ -214,6 +220,7 @@ def _step(raw: object, where: str) -> Step:
         disconnect=bool(raw.get("disconnect", False)),
         finish_reason=raw.get("finish_reason"),
         usage=None if usage is None else {str(k): int(v) for k, v in usage.items()},
+        minimal=bool(raw.get("minimal", False)),
     )
 
 
@@ -366,6 +373,12 @@ class _Handler(BaseHTTPRequestHandler):
         if step.status != 200:
             message = step.error or f"scripted error {step.status}"
             return self._send_json(step.status, _error(step.status, message), step.headers)
+        if step.minimal:
+            schema = body.get("response_format", {}).get("json_schema", {}).get("schema")
+            if not isinstance(schema, Mapping):
+                return self._send_json(400, _error(400, "minimal step: the request has no schema"))
+            content = json.dumps(minimal_instance(schema, schema))
+            step = dataclasses.replace(step, content=content, minimal=False)
         reply = _Reply(body, scenario, index, step)
         if body.get("stream"):
             return self._stream(reply)
@@ -454,6 +467,32 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], state: _State) -> None:
         super().__init__(address, _Handler)
         self.state = state
+
+
+def minimal_instance(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
+    """The least value `schema` admits (JSON Schema as pydantic and OpenAI strict mode write it)."""
+    if "$ref" in schema:
+        name = str(schema["$ref"]).rsplit("/", 1)[-1]
+        return minimal_instance(root["$defs"][name], root)
+    if "anyOf" in schema:
+        return minimal_instance(schema["anyOf"][0], root)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return {k: minimal_instance(properties[k], root) for k in schema.get("required", [])}
+    if kind == "array":
+        return [minimal_instance(schema["items"], root)] * int(schema.get("minItems", 0))
+    if kind in ("number", "integer"):
+        return schema.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    return "" if kind == "string" else None
 
 
 def load_script_file(path: str) -> Script:

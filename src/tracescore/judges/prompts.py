@@ -20,6 +20,7 @@ from functools import cache
 from importlib import resources
 from string import Template
 from typing import Any, Generic, TypeVar
+from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel
 
@@ -31,7 +32,8 @@ T = TypeVar("T", bound=BaseModel)
 
 # Answer models are module-level classes (or the rubric's, built once per label set), so this
 # stays small.
-_SCHEMAS: dict[type[BaseModel], tuple[dict[str, Any], str]] = {}
+# Weak: answer models made per run shape (judges.answer_schema) leave with their LRU entry.
+_SCHEMAS: WeakKeyDictionary[type[BaseModel], tuple[dict[str, Any], str]] = WeakKeyDictionary()
 _SYSTEM = "=== system ==="
 _USER = "=== user ==="
 

@@ -6,8 +6,10 @@ tools it should have called. Score = appropriate / evaluated; with nothing evalu
 tool is missing, else 1 (the agent rightly answered or asked for clarification).
 
 Unlike Mastra, by default the judge must answer for exactly the calls it is asked about
-(numbered in the rendering), so it cannot skip or merge calls to change the denominator;
-`compat: mastra` uses the judge's own list, attempted calls and Mastra's rounding.
+(numbered in the rendering), so it cannot skip or merge calls to change the denominator: the
+answer's schema has one required property per call (judges.answer_schema), so a server that
+enforces the schema cannot leave one out; `compat: mastra` uses the judge's own list, attempted
+calls and Mastra's rounding.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from tracescore import semconv
+from tracescore.judges.answer_schema import keyed_answer_model, keyed_entries
 from tracescore.judges.base import JudgeScorerBase, mastra_round2
 from tracescore.judges.prompts import JudgeRequest
 from tracescore.judges.render import render_run
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CallEvaluation",
+    "CallVerdict",
     "LlmToolCallAccuracy",
     "ToolCallAccuracyAnswer",
     "ToolSpec",
@@ -61,6 +65,27 @@ class CallEvaluation(BaseModel):
     reasoning: str
 
 
+class CallVerdict(BaseModel):
+    """The judge's verdict on one call, under the call's own key in the answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    appropriate: bool
+    reasoning: str
+
+
+_KEYED_SHAPE = (
+    "Return `evaluations` as an object with exactly one entry per listed call, under the key "
+    "`call_<number>` (`tool` = its tool name), and `missing_tools` (names from the available "
+    "tools, or an empty list)."
+)
+_LIST_SHAPE = (
+    "Return one evaluation per listed call (field `call` = its number, `tool` = its tool name), "
+    "and `missing_tools` (names from the available tools, or an empty list)."
+)
+
+
 class ToolCallAccuracyAnswer(BaseModel):
     """What the judge returns."""
 
@@ -84,6 +109,7 @@ class LlmToolCallAccuracy(JudgeScorerBase):
 
     type: Literal["llm_tool_call_accuracy"]
     template_name = "llm_tool_call_accuracy"
+    template_version = 2
 
     available_tools: tuple[ToolSpec, ...] | None = None
     """Tools the agent could call; default: the ones recorded on the trace."""
@@ -114,35 +140,41 @@ class LlmToolCallAccuracy(JudgeScorerBase):
         chosen = select_calls(trajectory, policy, include_subagents=self.include_subagents)
         wanted = [numbers[id(c)] for c in chosen if id(c) in numbers]
         fields: dict[str, str] = {
-            "call_numbers": ", ".join(map(str, wanted)) if wanted else "none (no calls to judge)"
+            "call_numbers": ", ".join(map(str, wanted)) if wanted else "none (no calls to judge)",
+            "answer_shape": _LIST_SHAPE if mastra else _KEYED_SHAPE,
         }
         data = {"run": rendered.text}
         if self.available_tools is not None:
             fields["tools"] = _tool_list(self.available_tools)
         else:
             data["tools"] = _tool_list(_recorded_tools(trajectory))
-
-        def check(answer: ToolCallAccuracyAnswer) -> str | None:
-            if mastra:
-                return None
-            got = sorted(e.call for e in answer.evaluations)
-            if got != sorted(wanted):
-                return f"evaluations must cover exactly calls {sorted(wanted)}, got {got}"
-            return None
-
-        request = JudgeRequest(
-            self.template(), ToolCallAccuracyAnswer, self.digest(judge.model, judge.temperature),
-            fields=fields, data=data, check=check,
-        )  # fmt: skip
-        answer = await judge.ask(request)
-        result = answer.value
+        digest = self.digest(judge.model, judge.temperature)
+        if mastra:
+            listed = await judge.ask(
+                JudgeRequest(self.template(), ToolCallAccuracyAnswer, digest, fields, data)
+            )
+            result, cached = listed.value, listed.cached
+        else:
+            keys = tuple(sorted(wanted))
+            keyed = keyed_answer_model(
+                "ToolCallAccuracyAnswer", CallVerdict, keys, (("missing_tools", list[str]),)
+            )
+            answer = await judge.ask(JudgeRequest(self.template(), keyed, digest, fields, data))
+            result = ToolCallAccuracyAnswer(
+                evaluations=[
+                    CallEvaluation(call=n, **entry)
+                    for n, entry in keyed_entries(answer.value, keys)
+                ],
+                missing_tools=answer.value.missing_tools,  # type: ignore[attr-defined]
+            )
+            cached = answer.cached
         evaluations = result.evaluations
         value = tool_call_value(result, mastra=mastra)
         details = {
             "evaluations": [e.model_dump() for e in evaluations],
             "missing_tools": list(result.missing_tools),
             "template": self.template().id,
-            "cached": answer.cached,
+            "cached": cached,
         }
         return Outcome(value, _explain(evaluations, result.missing_tools, value), details=details)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from tracescore.judges.answer_schema import keyed_answer_model, keyed_entries
 from tracescore.judges.base import JudgeScorerBase, mastra_round2
 from tracescore.judges.prompts import JudgeRequest
 from tracescore.judges.render import render_run
@@ -27,6 +28,7 @@ __all__ = [
     "ExpectedStep",
     "LlmTrajectory",
     "StepEvaluation",
+    "StepVerdict",
     "TrajectoryAnswer",
     "trajectory_value",
 ]
@@ -56,6 +58,34 @@ class StepEvaluation(BaseModel):
     necessary: bool
     in_order: bool
     reasoning: str
+
+
+class StepVerdict(BaseModel):
+    """The judge's verdict on one step, under the step's own key in the answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: str
+    necessary: bool
+    in_order: bool
+    reasoning: str
+
+
+_KEYED_SHAPE = (
+    "Return `evaluations` as an object with exactly one entry per listed step, under the key "
+    "`call_<number>` (`step` = its tool name), `missing_steps`, `extra_steps` (tool names, or "
+    "empty lists) and a short `overall_assessment`."
+)
+_LIST_SHAPE = (
+    "Return one evaluation per listed step (field `call` = its number, `step` = its tool name), "
+    "`missing_steps`, `extra_steps` (tool names, or empty lists) and a short "
+    "`overall_assessment`."
+)
+_REST: tuple[tuple[str, Any], ...] = (
+    ("missing_steps", list[str]),
+    ("extra_steps", list[str]),
+    ("overall_assessment", str),
+)
 
 
 class TrajectoryAnswer(BaseModel):
@@ -92,6 +122,7 @@ class LlmTrajectory(JudgeScorerBase):
 
     type: Literal["llm_trajectory"]
     template_name = "llm_trajectory"
+    template_version = 2
 
     steps: tuple[ExpectedStep, ...] | None = None
     """The expected trajectory, as a guideline for the judge; an empty list expects no steps."""
@@ -113,27 +144,34 @@ class LlmTrajectory(JudgeScorerBase):
             ),
         }
 
-        def check(answer: TrajectoryAnswer) -> str | None:
-            if mastra:
-                return None
-            got = sorted(e.call for e in answer.evaluations)
-            if got != wanted:
-                return f"evaluations must cover exactly steps {wanted}, got {got}"
-            return None
-
-        request = JudgeRequest(
-            self.template(), TrajectoryAnswer, self.digest(judge.model, judge.temperature),
-            fields=fields, data={"run": rendered.text}, check=check,
-        )  # fmt: skip
-        answer = await judge.ask(request)
-        result = answer.value
+        fields["answer_shape"] = _LIST_SHAPE if mastra else _KEYED_SHAPE
+        digest = self.digest(judge.model, judge.temperature)
+        data = {"run": rendered.text}
+        if mastra:
+            listed = await judge.ask(
+                JudgeRequest(self.template(), TrajectoryAnswer, digest, fields, data)
+            )
+            result, cached = listed.value, listed.cached
+        else:
+            keys = tuple(wanted)
+            keyed = keyed_answer_model("TrajectoryAnswer", StepVerdict, keys, _REST)
+            answer = await judge.ask(JudgeRequest(self.template(), keyed, digest, fields, data))
+            rest = answer.value.model_dump(exclude={"evaluations"})
+            result = TrajectoryAnswer(
+                evaluations=[
+                    StepEvaluation(call=n, **entry)
+                    for n, entry in keyed_entries(answer.value, keys)
+                ],
+                **rest,
+            )
+            cached = answer.cached
         value = trajectory_value(result, mastra=mastra)
         details = {
             "evaluations": [e.model_dump() for e in result.evaluations],
             "missing_steps": list(result.missing_steps),
             "extra_steps": list(result.extra_steps),
             "template": self.template().id,
-            "cached": answer.cached,
+            "cached": cached,
         }
         return Outcome(value, _explain(result, value), details=details)
 
