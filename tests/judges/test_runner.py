@@ -89,7 +89,8 @@ def test_a_full_queue_skips_new_work_at_once_and_counts_it(fake_openai_factory: 
             assert score.digest == relevancy().digest(MODEL, 0.0)
     skipped = runner.counters.value(semconv.METRIC_JUDGE_SKIPPED, reason="queue_full")
     assert skipped == 4
-    assert len(server.chat_bodies()) == 2
+    # "a" and "b" ask the same question of the same run at once: one request answers both.
+    assert len(server.chat_bodies()) == 1
 
 
 def test_judge_fields_keep_excluded_parts_out_of_the_request(

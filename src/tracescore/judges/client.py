@@ -29,6 +29,7 @@ from tracescore.judges.budget import JudgeBudget
 from tracescore.judges.cache import JudgeCache
 from tracescore.judges.endpoint import ResolvedEndpoint
 from tracescore.judges.errors import JudgeError, JudgeSkipped
+from tracescore.judges.inflight import InFlight
 from tracescore.judges.prompts import JudgeRequest, build_messages, output_schema
 from tracescore.judges.redact import Redactor
 from tracescore.judges.replies import parse_reply, reply_text, retry_after, validate_reply
@@ -59,6 +60,7 @@ class JudgeShared:
     cache: JudgeCache = field(default_factory=lambda: JudgeCache(0))
     budget: JudgeBudget = field(default_factory=JudgeBudget)
     counters: JudgeCounters = field(default_factory=JudgeCounters)
+    inflight: InFlight = field(default_factory=InFlight)
     max_content_chars: int = 24_000
     retry_backoff_s: float = 0.5
 
@@ -165,6 +167,27 @@ class JudgeClient:
             if value is not None and problem is None:
                 self.shared.counters.cache_hit()
                 return JudgeAnswer(value, cached=True)
+        inflight = self.shared.inflight
+        while (pending := inflight.follow(key)) is not None:
+            shared = await asyncio.shield(pending)  # the leader's error is raised here too
+            if shared is None:
+                continue  # the leader was cancelled: follow the next one, or lead
+            value, problem = validate_reply(shared, request)
+            if value is not None and problem is None:
+                self.shared.counters.cache_hit()
+                return JudgeAnswer(value, cached=True)
+            break
+        future = inflight.lead(key)
+        try:
+            answer = await self._ask_judge(request, key)
+        except BaseException as exc:
+            inflight.finish(key, future, None, exc)
+            raise
+        inflight.finish(key, future, answer.value.model_dump(mode="json"), None)
+        return answer
+
+    async def _ask_judge(self, request: JudgeRequest[T], key: str) -> JudgeAnswer[T]:
+        """Ask the judge itself: one request, one repair if needed; cache the answer."""
         fence = Fence.fresh(*request.data.values(), *request.fields.values())
         tally = _Tally()
         text = await self._complete(request, fence, [], tally)
