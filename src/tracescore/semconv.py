@@ -314,6 +314,26 @@ DROP_EXPORT_REJECTED: Final = "export_rejected"
 DROP_EXPORT_PARTIAL: Final = "export_partial"
 DROP_EXPORT_RETRIES_EXHAUSTED: Final = "export_retries_exhausted"
 DROP_SHUTDOWN: Final = "shutdown"
+# `signal` of the Phoenix span-annotation exporter, on tracescore.export.* metrics.
+SIGNAL_PHOENIX_ANNOTATIONS: Final = "phoenix_annotations"
+# `reason` on tracescore.export.failures when annotations are let go, not retried.
+ANNOTATIONS_DROPPED_QUEUE_FULL: Final = "dropped_queue_full"
+ANNOTATIONS_DROPPED_GAVE_UP: Final = "dropped_gave_up"
+
+# --- Phoenix span annotations (https://arize.com/docs/phoenix, REST /v1/span_annotations) --
+PHOENIX_SPAN_ANNOTATIONS_PATH: Final = "/v1/span_annotations"
+PHOENIX_ANNOTATOR_LLM: Final = "LLM"
+PHOENIX_ANNOTATOR_CODE: Final = "CODE"
+# The annotation's `identifier`: one annotation per score name, span and scenario, so a run
+# scored again (after a restart) updates its annotation instead of adding a second one.
+PHOENIX_IDENTIFIER_PREFIX: Final = "tracescore"
+# OpenInference span kind of the `evaluate {agent}` span tracescore emits in fanout mode.
+OI_SPAN_KIND_EVALUATOR: Final = "EVALUATOR"
+# On the `evaluate {agent}` span, which sits in a trace of its own linked to the agent span
+# (so the agent's trace keeps its own latency): the scored agent span, for viewers that do not
+# show links.
+EVALUATED_TRACE_ID: Final = "tracescore.evaluated.trace_id"
+EVALUATED_SPAN_ID: Final = "tracescore.evaluated.span_id"
 
 # --- LLM judges (judges/): the judge's own calls ------------------------------------------
 # GenAI client metrics (https://github.com/open-telemetry/semantic-conventions-genai

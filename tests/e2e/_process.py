@@ -90,8 +90,11 @@ class ServeProcess:
             self.process.wait(10)
 
 
-def run_agent_client(protocol: str, endpoint: str, out: Path, repeat: int = 1) -> None:
+def run_agent_client(
+    protocol: str, endpoint: str, out: Path, repeat: int = 1, project: str | None = None
+) -> None:
     """Run tests/e2e/agent_client.py to completion (it flushes every span before exiting)."""
+    extra = ["--project", project] if project else []
     subprocess.run(
         [
             sys.executable,
@@ -104,6 +107,7 @@ def run_agent_client(protocol: str, endpoint: str, out: Path, repeat: int = 1) -
             str(out),
             "--repeat",
             str(repeat),
+            *extra,
         ],
         check=True,
         timeout=120,

@@ -79,6 +79,7 @@ def main() -> int:
     parser.add_argument("--endpoint", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--project", help="openinference.project.name (the Phoenix project)")
     args = parser.parse_args()
     if args.protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
@@ -90,7 +91,10 @@ def main() -> int:
         )
 
         exporter = HttpExporter(endpoint=f"http://{args.endpoint}/v1/traces")
-    provider = TracerProvider(resource=Resource.create({"service.name": "shop"}))
+    resource = {"service.name": "shop"}
+    if args.project:
+        resource["openinference.project.name"] = args.project
+    provider = TracerProvider(resource=Resource.create(resource))
     memory = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(memory))
     provider.add_span_processor(BatchSpanProcessor(exporter))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
@@ -41,24 +43,36 @@ def test_annotated_span_decodes_like_any_received_span() -> None:
     assert record.attributes["tracescore.verdict"] == "scored"
 
 
-def test_fanout_span_is_a_child_of_the_agent_span_in_the_same_trace() -> None:
+def test_fanout_span_is_an_evaluator_in_its_own_trace_linked_to_the_agent_span() -> None:
+    """Not a child: it starts seconds after the agent span ended, and as a child it stretched
+    the agent trace's latency in viewers (Phoenix: ~25 ms became ~2 s)."""
     result = scored_run()
     attrs = score_attributes(result)
     span = fanout_span(result, attrs, start_ns=100, end_ns=200)
     assert span.name == "evaluate support-bot"
-    assert span.trace_id.hex() == TRACE
-    assert span.parent_span_id.hex() == AGENT_SPAN
+    assert len(span.trace_id) == 16
+    assert span.trace_id.hex() != TRACE
+    assert span.parent_span_id == b""
+    (link,) = span.links
+    assert (link.trace_id.hex(), link.span_id.hex()) == (TRACE, AGENT_SPAN)
     assert len(span.span_id) == 8
-    assert span.span_id.hex() != AGENT_SPAN
     assert span.kind == Span.SpanKind.SPAN_KIND_INTERNAL
     assert (span.start_time_unix_nano, span.end_time_unix_nano) == (100, 200)
-    assert {kv.key: decode_any_value(kv.value) for kv in span.attributes} == attrs
+    assert {kv.key: decode_any_value(kv.value) for kv in span.attributes} == {
+        "openinference.span.kind": "EVALUATOR",
+        "tracescore.evaluated.trace_id": TRACE,
+        "tracescore.evaluated.span_id": AGENT_SPAN,
+        **attrs,
+    }
 
 
-def test_fanout_spans_get_fresh_ids() -> None:
+def test_a_run_scored_twice_gives_the_same_evaluate_span() -> None:
     result = scored_run()
-    ids = {fanout_span(result, {}).span_id for _ in range(50)}
-    assert len(ids) == 50
+    first, again = fanout_span(result, {}), fanout_span(result, {})
+    assert (first.trace_id, first.span_id) == (again.trace_id, again.span_id)
+    moved = dataclasses.replace(result.trajectory, trace_id="ab" * 16)
+    other = fanout_span(dataclasses.replace(result, trajectory=moved), {})
+    assert (other.trace_id, other.span_id) != (first.trace_id, first.span_id)
 
 
 def test_fanout_request_keeps_each_agents_resource() -> None:

@@ -13,12 +13,21 @@ from tracescore.config.model import Config
 from tracescore.judges.base import JudgeScorerBase
 from tracescore.judges.endpoint import ResolvedEndpoint
 
-__all__ = ["bearer_token_problems", "environment_problems", "judge_key_problems"]
+__all__ = [
+    "annotation_key_problems",
+    "bearer_token_problems",
+    "environment_problems",
+    "judge_key_problems",
+]
 
 
 def environment_problems(config: Config, environ: Mapping[str, str] | None = None) -> list[str]:
     """Every unset or empty variable the config names, each with its YAML path."""
-    return bearer_token_problems(config, environ) + judge_key_problems(config, environ)
+    return (
+        bearer_token_problems(config, environ)
+        + judge_key_problems(config, environ)
+        + annotation_key_problems(config, environ)
+    )
 
 
 def bearer_token_problems(config: Config, environ: Mapping[str, str] | None = None) -> list[str]:
@@ -61,3 +70,17 @@ def judge_key_problems(config: Config, environ: Mapping[str, str] | None = None)
                         "or is empty"
                     )
     return sorted(problems)
+
+
+def annotation_key_problems(config: Config, environ: Mapping[str, str] | None = None) -> list[str]:
+    """`annotations.phoenix.api_key_env` naming an unset or empty variable."""
+    env = os.environ if environ is None else environ
+    phoenix = config.annotations.phoenix
+    if phoenix is None or phoenix.api_key_env is None:
+        return []
+    if env.get(phoenix.api_key_env, "").strip():
+        return []
+    return [
+        f"annotations.phoenix.api_key_env: environment variable {phoenix.api_key_env!r} "
+        "is not set or empty"
+    ]

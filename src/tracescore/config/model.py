@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from tracescore.config.annotations import AnnotationsSettings
 from tracescore.config.judge import JudgeFields, JudgeSettings
 from tracescore.config.serve import (
     AssemblySettings,
@@ -194,6 +195,8 @@ class Config(_Frozen):
     service: ServiceSettings = Field(default_factory=ServiceSettings)
     """Score attribute prefix, metrics interval and shutdown grace of tracescore serve."""
     judge: JudgeSettings | None = None
+    annotations: AnnotationsSettings = Field(default_factory=AnnotationsSettings)
+    """Scores sent to viewers' own annotation APIs (Phoenix), beside attributes and events."""
 
     @model_validator(mode="after")
     def scenario_names_are_unique(self) -> Config:

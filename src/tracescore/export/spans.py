@@ -9,7 +9,7 @@ of a span are merged in as bytes (`wire`) in one call.
 
 from __future__ import annotations
 
-import os
+import hashlib
 import time
 from collections.abc import Iterable, Mapping
 
@@ -114,12 +114,12 @@ def fanout_span(
     start_ns: int | None = None,
     end_ns: int | None = None,
 ) -> Span:
-    """A new `evaluate {agent}` span, child of the scored agent span in the same trace.
+    """A new `evaluate {agent}` span in a trace of its own, linked to the scored agent span.
 
     Args:
         result: the scored run; its trajectory gives the trace id and the parent span id.
         attributes: the score attributes (see `score_attributes`).
-        span_id: 8 bytes; a fresh random id by default (tests pass a fixed one).
+        span_id: 8 bytes; by default derived from the agent span's ids.
         start_ns: when scoring started; defaults to `end_ns`.
         end_ns: when scoring finished; defaults to now.
     """
@@ -197,12 +197,25 @@ def _fill_fanout(
     start_ns: int | None = None,
     span_id: bytes | None = None,
 ) -> None:
+    """The `evaluate` span in a trace of its own, linked to the agent span it scores.
+
+    As a child of the agent span it started when scoring did, seconds after the agent span
+    ended (decision_wait), and stretched the agent trace's latency in every viewer from the
+    agent's own to that wait. A link keeps the relation without touching the agent's trace.
+    Its ids are derived from the agent span's, so a run scored twice (after a restart) gives
+    the same evaluate span, which viewers can tell is one.
+    """
     trajectory = result.trajectory
     end = time.time_ns() if end_ns is None else end_ns
-    span.trace_id = bytes.fromhex(trajectory.trace_id)
-    span.span_id = span_id if span_id is not None else _new_span_id()
+    derived = hashlib.sha256(
+        f"{semconv.EVALUATE_SPAN_NAME}:{trajectory.trace_id}:{trajectory.span_id}".encode()
+    ).digest()
+    span.trace_id = derived[:16]
+    span.span_id = span_id if span_id is not None else derived[16:24]
+    link = span.links.add()
+    link.trace_id = bytes.fromhex(trajectory.trace_id)
     if trajectory.span_id:
-        span.parent_span_id = bytes.fromhex(trajectory.span_id)
+        link.span_id = bytes.fromhex(trajectory.span_id)
     span.name = (
         f"{semconv.EVALUATE_SPAN_NAME} {trajectory.agent}"
         if trajectory.agent
@@ -211,17 +224,18 @@ def _fill_fanout(
     span.kind = Span.SpanKind.SPAN_KIND_INTERNAL
     span.start_time_unix_nano = end if start_ns is None else start_ns
     span.end_time_unix_nano = end
-    _append_attributes(span, attributes)
+    _append_attributes(
+        span,
+        {
+            semconv.OI_SPAN_KIND: semconv.OI_SPAN_KIND_EVALUATOR,
+            semconv.EVALUATED_TRACE_ID: trajectory.trace_id,
+            semconv.EVALUATED_SPAN_ID: trajectory.span_id or "",
+            **attributes,
+        },
+    )
 
 
 def _append_attributes(span: Span, attributes: Mapping[str, AttrValue]) -> None:
     # Parsing the encoded attributes appends them in one call (a repeated field merges by
     # appending), instead of one upb round trip per field.
     span.MergeFromString(wire.attribute_fields(SPAN_ATTRIBUTES, attributes))
-
-
-def _new_span_id() -> bytes:
-    while True:
-        span_id = os.urandom(8)
-        if any(span_id):  # the all-zero id is invalid in OTLP
-            return span_id

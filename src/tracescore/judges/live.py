@@ -16,7 +16,7 @@ wait is over; with 0 it returns None and the span leaves at once.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from tracescore.assembler import Outbox
 from tracescore.config.model import Config, Scenario
@@ -52,6 +52,7 @@ class LiveJudges:
         *,
         spans: Outbox | None = None,
         environ: Mapping[str, str] | None = None,
+        viewers: Callable[[RunResult], None] | None = None,
     ) -> None:
         """Build the runner and register its counters with `telemetry`; nothing starts yet.
 
@@ -62,6 +63,7 @@ class LiveJudges:
         self._telemetry = telemetry
         self._logs = logs
         self._spans = spans
+        self._viewers = viewers
         self._prefix = config.service.score_attribute_prefix
         self.wait = config.judge.judge_wait if config.judge is not None else 0.0
         self.runner = JudgeRunner(config.judge, on_result=self._emit, environ=environ)
@@ -136,6 +138,8 @@ class LiveJudges:
         )
         self._telemetry.record_scores(result)
         self._logs.send(evaluation_logs([result]).SerializeToString(), len(judged.scores))
+        if self._viewers is not None:
+            self._viewers(result)
 
 
 def judge_instruments(counters: JudgeCounters) -> list[Instrument]:

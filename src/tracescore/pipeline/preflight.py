@@ -10,7 +10,11 @@ from __future__ import annotations
 import os
 import ssl
 
-from tracescore.config.environment import bearer_token_problems, judge_key_problems
+from tracescore.config.environment import (
+    annotation_key_problems,
+    bearer_token_problems,
+    judge_key_problems,
+)
 from tracescore.config.model import Config
 from tracescore.config.serve import ClientTlsSettings, ServerTlsSettings
 from tracescore.errors import ConfigError
@@ -53,6 +57,7 @@ def preflight(config: Config, source: str = "config") -> ServeSecrets:
     if config.exporter is not None and config.exporter.tls is not None:
         problems.extend(_client_tls(config.exporter.tls, "exporter.tls"))
     problems.extend(judge_key_problems(config))
+    problems.extend(annotation_key_problems(config))
     if problems:
         raise ConfigError(problems, source)
     return ServeSecrets(tokens.get("grpc"), tokens.get("http"))

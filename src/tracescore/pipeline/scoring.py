@@ -146,6 +146,7 @@ class RunScorer:
         *,
         prefix: str = semconv.DEFAULT_SCORE_ATTRIBUTE_PREFIX,
         judges: Callable[[RunResult], Pending | None] | None = None,
+        viewers: Callable[[RunResult], None] | None = None,
     ) -> None:
         """Args:
         config: scenarios to score with.
@@ -156,6 +157,8 @@ class RunScorer:
         judges: takes each scored run for its LLM judges (`judges.live`); must not block.
             What it returns (with `judge_wait` > 0) stands in for the run's attributes: the
             assembler keeps the span, or in fanout mode the `evaluate` span, waiting on it.
+        viewers: takes each scored run for viewers' own annotation APIs (Phoenix); must not
+            block.
         """
         self._config = config
         self._telemetry = telemetry
@@ -163,6 +166,7 @@ class RunScorer:
         self._spans = spans
         self._prefix = prefix
         self._judges = judges
+        self._viewers = viewers
 
     def __call__(self, ready: ReadyTrace) -> Annotations:
         """Build, score and emit one trace; returns score attributes per agent span id."""
@@ -257,6 +261,8 @@ class RunScorer:
         annotations: dict[str, Mapping[str, AttrValue] | Pending] = {}
         for result in results:
             logs.add(result)
+            if self._viewers is not None:
+                self._viewers(result)
             span_id = result.trajectory.span_id
             pending = self._judges(result) if self._judges is not None else None
             if pending is not None and span_id:

@@ -22,6 +22,7 @@ from tracescore.assembler import Assembler, AssemblerHooks, Ingest, Outbox
 from tracescore.config.model import Config
 from tracescore.export.metrics import Telemetry
 from tracescore.export.otlp import OtlpExporter
+from tracescore.export.phoenix import PhoenixAnnotations
 from tracescore.export.spans import annotate_span_bytes
 from tracescore.pipeline.preflight import ServeSecrets
 from tracescore.pipeline.scoring import (
@@ -79,12 +80,20 @@ class Pipeline:
             if fanout
             else None
         )
+        self.annotations = (
+            PhoenixAnnotations(config.annotations.phoenix, config, self.telemetry)
+            if config.annotations.phoenix is not None
+            else None
+        )
+        viewers = self.annotations.add if self.annotations is not None else None
         self.judges: LiveJudges | None = None
         if any(not e.deterministic for s in config.scenarios for e, _ in s.entries):
             # Imported only when needed: the judge client pulls in `openai`.
             from tracescore.judges.live import LiveJudges
 
-            self.judges = LiveJudges(config, self.telemetry, self._logs, spans=self._spans)
+            self.judges = LiveJudges(
+                config, self.telemetry, self._logs, spans=self._spans, viewers=viewers
+            )
         scorer = RunScorer(
             config,
             self.telemetry,
@@ -92,6 +101,7 @@ class Pipeline:
             self._spans,
             prefix=config.service.score_attribute_prefix,
             judges=self.judges.submit if self.judges is not None else None,
+            viewers=viewers,
         )
         hooks = AssemblerHooks(
             keep_key=key_filter(config),
@@ -139,6 +149,8 @@ class Pipeline:
             return
         self._started = True
         await self.exporter.start()
+        if self.annotations is not None:
+            await self.annotations.start()
         if self.judges is not None:
             await self.judges.start()
         try:
@@ -190,6 +202,8 @@ class Pipeline:
         # A start that failed accepted nothing: nothing to wait for at the exporter either.
         flush = deadline - time.monotonic() if self._serving else 0.1
         await self.exporter.shutdown(timeout=max(0.1, flush))
+        if self.annotations is not None:  # after the exporter: the spans they annotate first
+            await self.annotations.shutdown(timeout=max(0.1, deadline - time.monotonic()))
         self.assembler.abandon_outbox()
         for outbox in (self._logs, self._spans):
             if outbox is not None:
