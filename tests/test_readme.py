@@ -150,6 +150,8 @@ def test_every_yaml_config_loads() -> None:
     assert len(configs) >= 2
     for body in configs:
         assert parse_config(body, source="README.md").scenarios
+    for body in blocks("yaml section"):  # one section of a config, shown on its own
+        parse_config(body, source="README.md")
 
 
 def test_the_broken_config_fails_as_shown(tmp_path: Path) -> None:
