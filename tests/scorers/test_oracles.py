@@ -16,8 +16,11 @@ import pytest
 from pydantic import ValidationError
 
 from scorers._build import call, run, score
+from scorers.mastra_oracle import mastra_oracle_output
 from tracescore.model import ToolStatus, Trajectory
 from tracescore.scorers.registry import parse_scorer
+
+__all__ = ["mastra_oracle_output"]  # the fixture, imported for pytest
 
 ORACLES = Path(__file__).resolve().parent.parent / "testdata" / "oracles"
 
@@ -77,13 +80,41 @@ MASTRA_CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 # Where tracescore's defaults give another value than Mastra, and why.
-DEFAULT_DIFFERS: dict[tuple[str, str], tuple[float, str]] = {
+_NO_TEXT = (
+    None,
+    "the run recorded no final text, so there is nothing to search: not scorable (Mastra: 0, "
+    "the empty text does not include it)",
+)
+_SCORES_ANYWAY = "tracescore scores the recorded calls whatever messages were captured"
+DEFAULT_DIFFERS: dict[tuple[str, str], tuple[float | None, str]] = {
     ("tool_error", "trajectoryAccuracy(strict)"): (
         1.0,
         "the thrown charge_card call is not a clean execution, so it is not counted and the "
         "counted calls are exactly the expected sequence (Mastra: 0.25, a positional mismatch)",
     ),
+    ("paused", "checks.noToolErrors()"): (
+        1.0,
+        "refund_order waits for an approval: it did not fail (Mastra counts state 'call' as an "
+        "error)",
+    ),
+    ("error_end", "toolCallAccuracy(get_weather,strict)"): (
+        1.0,
+        "the thrown charge_card is not counted, so get_weather is the one counted call",
+    ),
+    **{(r, "checks.includes(sunny)"): _NO_TEXT for r in ("paused", "error_end", "tools_only")},
+    ("no_output", "checks.includes(sunny)"): _NO_TEXT,
+    ("no_output", "toolCallAccuracy(expectedTool=get_weather)"): (0.0, _SCORES_ANYWAY),
+    ("no_output", "toolCallAccuracy(get_weather,strict)"): (0.0, _SCORES_ANYWAY),
+    ("no_output", "toolCallAccuracy(order=[get_weather,lookup_order])"): (0.0, _SCORES_ANYWAY),
+    ("no_input", "toolCallAccuracy(expectedTool=get_weather)"): (1.0, _SCORES_ANYWAY),
+    ("no_input", "toolCallAccuracy(get_weather,strict)"): (1.0, _SCORES_ANYWAY),
+    ("no_input", "toolCallAccuracy(order=[get_weather,lookup_order])"): (0.0, _SCORES_ANYWAY),
 }
+
+
+# A tool invocation's state in Mastra and the status of the same call in a trajectory: `call`
+# is a call that was requested and never ran (a run stopped for an approval ends so).
+_STATUS: dict[str, ToolStatus] = {"result": "ok", "output-error": "error", "call": "paused"}
 
 
 def _mastra_runs() -> dict[str, Trajectory]:
@@ -92,8 +123,10 @@ def _mastra_runs() -> dict[str, Trajectory]:
     for line in _lines("mastra_scores.jsonl"):
         if "trajectory" in line:
             steps = [
-                call(name, args, "ok" if success else "error")
-                for _kind, name, args, success in line["trajectory"]
+                call(name, args, _STATUS[state])
+                for (_kind, name, args, _success), state in zip(
+                    line["trajectory"], line["states"], strict=True
+                )
             ]
             text = texts[line["run"]]
             runs[line["run"]] = run(*steps, input=text["input"], output=text["output"])
@@ -106,18 +139,40 @@ MASTRA_CASES = [
     for line in _lines("mastra_scores.jsonl")
     if "scorer" in line
 ]
+_STOPPED_EARLY = {"paused", "error_end", "tools_only", "no_output", "no_input"}
 
 
 def test_the_mastra_oracle_was_recorded_with_mastra_1_10_2() -> None:
     assert _lines("mastra_scores.jsonl")[0]["versions"]["evals"] == "1.10.2"
-    assert len(MASTRA_CASES) == 39
-    assert set(MASTRA_RUNS) == {"good", "tool_error", "bad"}
+    assert len(MASTRA_CASES) == 104
+    assert set(MASTRA_RUNS) == {"good", "tool_error", "bad"} | _STOPPED_EARLY
+
+
+def test_the_recorded_mastra_oracle_is_what_mastra_gives_today(mastra_oracle_output: str) -> None:
+    """The committed oracle is exactly what `@mastra/evals` 1.10.2 prints now (node may differ)."""
+    live = [json.loads(line) for line in mastra_oracle_output.splitlines() if line.strip()]
+    recorded = _lines("mastra_scores.jsonl")
+    for versions in (live[0]["versions"], recorded[0]["versions"]):
+        versions.pop("node")
+    assert live == recorded
+
+
+def test_mastra_throws_only_without_a_user_message_or_any_assistant_message() -> None:
+    """A run that stopped early (paused, errored, no text) is scored: Mastra's run output is
+    every assistant message, tool invocations included; only an empty side throws."""
+    thrown = {line["run"] for line in _lines("mastra_scores.jsonl") if "error" in line}
+    assert thrown == {"no_output", "no_input"}
 
 
 @pytest.mark.parametrize("line", MASTRA_CASES)
 def test_compat_mastra_reproduces_mastra(line: dict[str, Any]) -> None:
     config = {**MASTRA_CONFIGS[line["scorer"]], "compat": "mastra"}
     result = score(config, MASTRA_RUNS[line["run"]])
+    if "error" in line:
+        assert result.value is None
+        assert result.error is not None
+        assert line["error"].removeprefix("Scorer Run Failed: ").lower() in result.error
+        return
     assert result.error is None
     assert result.value == line["score"]
     d, want = result.details, line["detail"]
@@ -155,7 +210,7 @@ def test_compat_mastra_reproduces_mastra(line: dict[str, Any]) -> None:
 @pytest.mark.parametrize("line", MASTRA_CASES)
 def test_default_semantics_on_the_mastra_runs(line: dict[str, Any]) -> None:
     result = score(MASTRA_CONFIGS[line["scorer"]], MASTRA_RUNS[line["run"]])
-    expected, why = DEFAULT_DIFFERS.get((line["run"], line["scorer"]), (line["score"], ""))
+    expected, why = DEFAULT_DIFFERS.get((line["run"], line["scorer"]), (line.get("score"), ""))
     assert result.value == expected, why
 
 

@@ -139,15 +139,24 @@ def test_details_follow_mastras_preprocess_result() -> None:
     assert (d["correct_order_called"], d["correct_tool_called"]) == (True, False)
 
 
-def test_compat_mastra_refuses_a_run_without_input_or_output_messages() -> None:
-    for trajectory in (run(call(W), input=None), run(call(W), output=None)):
+def test_compat_mastra_scores_a_run_that_stopped_after_its_calls() -> None:
+    # Mastra's run output is every assistant message, those carrying tool invocations too: a
+    # run paused for an approval, ended in an error or silent after its calls is scored.
+    config = {"type": "tool_call_accuracy", "expected_tool": W, "compat": "mastra"}
+    for status in ("ok", "error", "paused"):
+        result = score(config, run(call(W, status=status), output=None))
+        assert (result.value, result.error) == (1.0, None)
+
+
+def test_compat_mastra_refuses_a_run_without_input_or_any_assistant_message() -> None:
+    for trajectory in (run(call(W), input=None), run(output=None), run(output="")):
         mastra = score(
             {"type": "tool_call_accuracy", "expected_tool": W, "compat": "mastra"}, trajectory
         )
         assert mastra.value is None
         assert "input and output messages cannot be null or empty" in (mastra.error or "")
         default = score({"type": "tool_call_accuracy", "expected_tool": W}, trajectory)
-        assert default.value == 1.0
+        assert default.value == (1.0 if trajectory.steps else 0.0)
 
 
 def test_explanations() -> None:

@@ -14,8 +14,14 @@ Where tracescore's default semantics differ from Mastra 1.10.2 (`compat: mastra`
 - relaxed order means "the expected order is a subsequence of the calls". Mastra compares the
   FIRST occurrence of each expected tool, so calls `[b, a, b]` fail order `[a, b]` and an order
   that names a tool twice (`[a, a]`) can never pass;
-- Mastra throws on a run without input or output messages; tracescore scores the calls anyway
-  (tool calls are recorded whether or not message content was captured).
+- Mastra throws on a run without a user message or without any assistant message; tracescore
+  scores the calls anyway (tool calls are recorded whether or not message content was captured).
+  Under `compat: mastra` it throws as Mastra does: when the run has no input, or has neither a
+  final text nor any tool call (Mastra's run output is every assistant message of the run, the
+  ones carrying tool invocations included, so a run that stopped for an approval, ended in an
+  error or wrote no text after its calls is scored). One case a trace cannot tell apart: a model
+  that answered with empty text and no call gives Mastra an empty assistant message (scored 0);
+  tracescore sees no answer and throws.
 
 Refused at construction: neither `expected_tool` nor `expected_tool_order` (nothing to check),
 both at once (Mastra silently ignores `expected_tool` then), and an empty order.
@@ -96,10 +102,14 @@ class ToolCallAccuracy(ExpectationScorer):
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """1 when the expected tool (or order) is found among the counted calls, else 0."""
-        if self.mastra and (not trajectory.input or not trajectory.output):
+        if self.mastra and (
+            not trajectory.input or not (trajectory.output or trajectory.tool_calls())
+        ):
+            missing = "input" if not trajectory.input else "final text or tool call"
             raise ScorerError(
-                "input and output messages cannot be null or empty "
-                "(compat mastra: Mastra 1.10.2 throws for a run without recorded input or output)"
+                "input and output messages cannot be null or empty (compat mastra: Mastra "
+                f"1.10.2 throws for a run without a user message or an assistant message; "
+                f"this run has no {missing})"
             )
         calls = self.counted(trajectory)
         actual = [c.name for c in calls]
