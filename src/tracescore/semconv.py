@@ -169,6 +169,28 @@ AGNO_TOOLS: Final = "agno.tools"
 # (no tool.name); the model called the SDK's default tool name "transfer_to_<agent>".
 OI_HANDOFF_SPAN_PREFIX: Final = "handoff to "
 OPENAI_AGENTS_HANDOFF_TOOL_PREFIX: Final = "transfer_to_"
+# opentelemetry-instrumentation-openai-agents-v2 records a handoff as its own span.
+OP_AGENT_HANDOFF: Final = "agent_handoff"
+GEN_AI_HANDOFF_FROM_AGENT: Final = "gen_ai.handoff.from_agent"
+GEN_AI_HANDOFF_TO_AGENT: Final = "gen_ai.handoff.to_agent"
+# The instrumentation scopes of the OpenAI Agents SDK's two instrumentations. A tool that needs
+# approval is exported by both as a successful `execute_tool` span with no result.
+OPENAI_AGENTS_SCOPES: Final = frozenset(
+    {
+        "opentelemetry.instrumentation.openai_agents",
+        "openinference.instrumentation.openai_agents",
+    }
+)
+# What the SDK tells the model for a rejected approval (`agents.tool`
+# DEFAULT_APPROVAL_REJECTION_MESSAGE): in a resumed run, the only record of the rejection.
+OPENAI_AGENTS_REJECTION_MESSAGE: Final = "Tool execution was not approved."
+# Agno teams delegate through tools the team makes: to one member (`member_id`) or to all.
+AGNO_DELEGATE_TO_MEMBER: Final = "delegate_task_to_member"
+AGNO_DELEGATE_TO_MEMBERS: Final = "delegate_task_to_members"
+AGNO_MEMBER_ID: Final = "member_id"
+AGNO_SCOPE: Final = "openinference.instrumentation.agno"
+# A handoff to every member of a team at once.
+HANDOFF_ALL_MEMBERS: Final = "*"
 
 # Vercel AI SDK legacy `ai.*` spans (the GenAI spans of @ai-sdk/otel are plain GenAI).
 AI_OPERATION_ID: Final = "ai.operationId"
@@ -207,6 +229,7 @@ AI_TOOL_ARGS_KEY: Final = "args"
 AI_TOOL_INPUT_KEY: Final = "input"
 AI_TOOL_OUTPUT_KEY: Final = "output"
 AI_PART_TOOL_RESULT: Final = "tool-result"
+AI_PART_TOOL_CALL: Final = "tool-call"
 
 # OpenLLMetry / Traceloop.
 TRACELOOP_SPAN_KIND: Final = "traceloop.span.kind"

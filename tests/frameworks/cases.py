@@ -46,10 +46,15 @@ AGNO_ANSWERS = {
 OPENAI_AGENTS_PROMPTS = {
     "tool_error": "What is the weather in Paris, and charge my card 0 cents.",
     "handoff": "Why is invoice INV-9 so high?",
+    "approval_approved": "Refund order A-1 please.",
+    "approval_rejected": "Refund order A-2 please.",
+    "approval_pending": "Refund order A-3 please.",
 }
 OPENAI_AGENTS_ANSWERS = {
     "tool_error": "It is sunny in Paris; the card charge failed.",
     "handoff": "INV-9 includes a one-off setup fee.",
+    "approval_approved": "Order A-1 is refunded.",
+    "approval_rejected": "The refund of A-2 was not approved.",
 }
 
 TRACELOOP_PROMPTS = {

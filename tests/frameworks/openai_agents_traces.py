@@ -11,6 +11,9 @@ Cases:
               (the SDK catches it and tells the model), then a text answer.
   handoff     triage_agent hands off to billing_agent (transfer_to_billing_agent), which calls
               lookup_invoice and answers.
+  approval_*  refund_agent calls refund_order, a tool with `needs_approval=True`: the run stops
+              with an interruption. `approved` and `rejected` then answer it and resume the run
+              from its state (a second trace in the same file); `pending` never answers.
 """
 
 from __future__ import annotations
@@ -52,6 +55,30 @@ LLM_SCRIPT: dict[str, Any] = {
             "match": "[triage-agent]",
             "steps": [{"tool_calls": [{"name": "transfer_to_billing_agent", "id": "call_h1"}]}],
         },
+        *(
+            {
+                "name": case,
+                "match": f"order {order}",
+                # The resumed run is the scenario's second request: it gets the answer.
+                "steps": [
+                    {
+                        "tool_calls": [
+                            {
+                                "name": "refund_order",
+                                "arguments": {"order_id": order},
+                                "id": f"call_r{order[-1]}",
+                            }
+                        ]
+                    },
+                    {"content": ANSWERS.get(case, "unused")},
+                ],
+            }
+            for case, order in (
+                ("approval_approved", "A-1"),
+                ("approval_rejected", "A-2"),
+                ("approval_pending", "A-3"),
+            )
+        ),
         {
             "name": "tool_error",
             "match": "charge my card",
@@ -117,6 +144,11 @@ async def generate(out_dir: Path) -> list[Path]:
         """Look up an invoice."""
         return {"invoice_id": invoice_id, "total_cents": 12900}
 
+    @function_tool(needs_approval=True)
+    def refund_order(order_id: str) -> str:
+        """Refund an order (a person must approve each refund)."""
+        return f"refunded {order_id}"
+
     with start_fake_openai(LLM_SCRIPT, out_dir, name="openai_agents_llm") as llm:
         client = AsyncOpenAI(base_url=llm.base_url, api_key="sk-fake", max_retries=0)
         model = OpenAIChatCompletionsModel(model="fake-gpt", openai_client=client)
@@ -138,12 +170,34 @@ async def generate(out_dir: Path) -> list[Path]:
             model=model,
             handoffs=[billing],
         )
-        for case, agent in (("tool_error", shop), ("handoff", triage)):
+        refunds = Agent(
+            name="refund_agent",
+            instructions="You refund orders with refund_order.",
+            model=model,
+            tools=[refund_order],
+        )
+        for case, agent in (
+            ("tool_error", shop),
+            ("handoff", triage),
+            ("approval_approved", refunds),
+            ("approval_rejected", refunds),
+            ("approval_pending", refunds),
+        ):
             with otel.case(case), openinference.case(case):
                 config = RunConfig(workflow_name=f"{case}_workflow")
                 # Each run in its own task, as a server would: the GenAI instrumentation
                 # leaves a span attached to the context, which would parent the next trace.
-                await asyncio.create_task(Runner.run(agent, PROMPTS[case], run_config=config))
+                result = await asyncio.create_task(
+                    Runner.run(agent, PROMPTS[case], run_config=config)
+                )
+                if case in ("approval_approved", "approval_rejected"):
+                    (interruption,) = result.interruptions
+                    state = result.to_state()
+                    if case == "approval_approved":
+                        state.approve(interruption)
+                    else:
+                        state.reject(interruption)
+                    await asyncio.create_task(Runner.run(agent, state, run_config=config))
                 get_trace_provider().force_flush()
     otel.provider.shutdown()
     openinference.provider.shutdown()

@@ -66,7 +66,14 @@ def _tool(n: int) -> str:
 def _samples() -> dict[str, list[dict[str, Any]]]:
     """Configs of every deterministic scorer, naming tools the fixtures call."""
     first, second = _tool(0), _tool(1)
-    with_args = next(c for c in _calls() if isinstance(c.arguments, dict) and c.arguments)
+    # A call whose arguments only its tool span recorded (no model request repeats them), so
+    # the controls below see them go when tool arguments are left undecoded.
+    with_args = next(
+        a
+        for full, trimmed in _pairs(frozenset({"tool_arguments"}))
+        for a, b in zip(full.tool_calls(), trimmed.tool_calls(), strict=True)
+        if isinstance(a.arguments, dict) and a.arguments and b.arguments != a.arguments
+    )
     steps = [{"tool": with_args.name, "args": with_args.arguments}]
     return {
         "called_tool": [{"tool": first}, {"tool": second, "compat": "mastra", "times": 2}],

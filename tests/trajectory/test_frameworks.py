@@ -102,6 +102,11 @@ def calls(run: Trajectory, *, include_subagents: bool = False) -> list[dict[str,
     ]
 
 
+def handoffs(run: Trajectory) -> list[tuple[str, str | None, str | None, Any]]:
+    """The run's handoffs as (target, call id, tool name, arguments)."""
+    return [(h.target, h.call_id, h.tool_name, h.arguments) for h in run.handoffs()]
+
+
 def kinds(run: Trajectory) -> list[str]:
     """Step kinds in order, sub-agents by name: `["model_call", "tool_call", "agent:x"]`."""
     return [f"agent:{s.name}" if isinstance(s, AgentStep) else s.kind for s in run.steps]
@@ -324,11 +329,13 @@ def test_agno_team_member_is_a_run_of_its_own_and_a_step_of_the_leader(
     assert sorted(t.agent or "" for t in result.trajectories) == ["billing_agent", "support_team"]
     leader, member = run_of(result, "support_team"), run_of(result, "billing_agent")
     assert (leader.input, leader.output) == (cases.AGNO_PROMPTS["team"], cases.AGNO_ANSWERS["team"])
+    # The delegation is a handoff to the member, not a tool call (README, "Handoffs").
     delegate = {"member_id": "billing_agent", "task": "Explain INV-9"}
-    assert calls(leader) == [
-        call("delegate_task_to_member", "call_t1", delegate, cases.AGNO_ANSWERS["billing"])
+    assert calls(leader) == []
+    assert handoffs(leader) == [
+        ("billing_agent", "call_t1", "delegate_task_to_member", delegate),
     ]
-    assert kinds(leader) == ["model_call", "tool_call", "agent:billing_agent", "model_call"]
+    assert kinds(leader) == ["model_call", "handoff", "agent:billing_agent", "model_call"]
     assert (member.input, member.output) == ("Explain INV-9", cases.AGNO_ANSWERS["billing"])
     # Agno writes str(result): Python repr, kept as text rather than guessed into a dict.
     lookup = call(
@@ -338,13 +345,15 @@ def test_agno_team_member_is_a_run_of_its_own_and_a_step_of_the_leader(
         "{'invoice_id': 'INV-9', 'total_cents': 12900}",
     )
     assert calls(member) == [lookup]
-    assert calls(leader, include_subagents=True) == [calls(leader)[0], lookup]
+    assert calls(leader, include_subagents=True) == [lookup]
 
 
 # --- OpenAI Agents SDK (GenAI spans via openai-agents-v2, and OpenInference) -------------------
 
+# openai-agents-v2 writes a model answer that asks for tools as the Python repr of the OpenAI
+# message; the builder reads the calls (and their ids) back out of it, so both carry ids.
 OAI_VARIANTS = [
-    pytest.param("openai_agents_otel", None, id="otel-genai"),  # no call ids anywhere readable
+    pytest.param("openai_agents_otel", "call", id="otel-genai"),
     pytest.param("openai_agents_openinference", "call", id="openinference"),
 ]
 
@@ -400,19 +409,139 @@ def test_openai_agents_handoff_keeps_the_agents_in_order(
     ]
 
 
-def test_openai_agents_genai_handoff_is_no_tool_call(openai_agents_traces: dict[str, Doc]) -> None:
-    """openai-agents-v2 records the handoff as an `agent_handoff` span with no tool name, and
-    the model's transfer call only as Python repr text: nothing names a tool call to score."""
-    result = build(openai_agents_traces["openai_agents_otel-handoff"], "otel handoff")
-    assert calls(run_of(result, "triage_agent")) == []
+@pytest.mark.parametrize(("variant", "ids"), OAI_VARIANTS)
+def test_openai_agents_handoff_is_a_handoff_step_not_a_tool_call(
+    openai_agents_traces: dict[str, Doc], variant: str, ids: str | None
+) -> None:
+    """openai-agents-v2 records an `agent_handoff` span, OpenInference a TOOL span named
+    `handoff to billing_agent`: both are the same handoff, joined to the model's
+    `transfer_to_billing_agent` call, and no tool call (README, "Handoffs")."""
+    result = build(openai_agents_traces[f"{variant}-handoff"], variant)
+    triage = run_of(result, "triage_agent")
+    assert calls(triage) == []
+    assert handoffs(triage) == [("billing_agent", "call_h1", "transfer_to_billing_agent", None)]
+    assert kinds(triage) == ["model_call", "handoff"]
+    # The model asked for a transfer, not for an answer: no final text.
+    assert triage.output is None
 
 
-def test_openai_agents_openinference_handoff_is_the_executed_transfer_call(
+# --- OpenAI Agents SDK: tools that need approval (needs_approval=True) --------------------------
+
+REFUND = "refund_order"
+
+
+def _approval_runs(doc: Doc, name: str) -> list[Trajectory]:
+    """The refund_agent runs of the case: the interrupted one, then the resumed one (if any)."""
+    result = build(doc, name)
+    return [t for t in result.trajectories if t.agent == "refund_agent"]
+
+
+@pytest.mark.parametrize(("variant", "ids"), OAI_VARIANTS)
+@pytest.mark.parametrize(
+    ("case", "order"),
+    [("approval_pending", "A-3"), ("approval_approved", "A-1"), ("approval_rejected", "A-2")],
+)
+def test_openai_agents_call_stopped_for_approval_is_paused_not_clean(
+    openai_agents_traces: dict[str, Doc], variant: str, ids: str | None, case: str, order: str
+) -> None:
+    """Both instrumentations export the interrupted call's span with status OK and no result;
+    nothing of the run follows it. It is a paused call (`approval_required`)."""
+    interrupted = _approval_runs(openai_agents_traces[f"{variant}-{case}"], case)[0]
+    assert (interrupted.input, interrupted.output) == (cases.OPENAI_AGENTS_PROMPTS[case], None)
+    assert calls(interrupted) == [
+        call(
+            REFUND,
+            f"call_r{order[-1]}",
+            {"order_id": order},
+            None,
+            "paused",
+            pause_reason="approval_required",
+        )
+    ]
+    assert kinds(interrupted) == ["model_call", "tool_call"]
+
+
+def test_openai_agents_approved_call_runs_in_the_resumed_run(
     openai_agents_traces: dict[str, Doc],
 ) -> None:
-    result = build(openai_agents_traces["openai_agents_openinference-handoff"], "oi handoff")
-    triage = run_of(result, "triage_agent")
-    assert calls(triage) == [call("transfer_to_billing_agent", "call_h1", {}, "billing_agent")]
+    """The resumed run (a trace of its own) executes the approved call."""
+    runs = _approval_runs(openai_agents_traces["openai_agents_otel-approval_approved"], "appr")
+    resumed = runs[1]
+    assert resumed.output == cases.OPENAI_AGENTS_ANSWERS["approval_approved"]
+    # The execute_tool span carries no call id; the resumed run never requested the call.
+    assert calls(resumed) == [call(REFUND, None, {"order_id": "A-1"}, "refunded A-1")]
+    assert kinds(resumed) == ["tool_call", "model_call"]
+
+
+def test_openai_agents_rejected_call_is_a_denied_call_of_the_resumed_run(
+    openai_agents_traces: dict[str, Doc],
+) -> None:
+    """A rejected call never runs: its only record is the SDK's rejection message in the
+    resumed run's input. It is a paused call (`denied`) before the model call it was told to."""
+    runs = _approval_runs(openai_agents_traces["openai_agents_otel-approval_rejected"], "rej")
+    resumed = runs[1]
+    assert resumed.output == cases.OPENAI_AGENTS_ANSWERS["approval_rejected"]
+    assert calls(resumed) == [
+        call(
+            REFUND,
+            "call_r2",
+            {"order_id": "A-2"},
+            "Tool execution was not approved.",
+            "paused",
+            pause_reason="denied",
+        )
+    ]
+    assert kinds(resumed) == ["tool_call", "model_call"]
+
+
+@pytest.mark.parametrize("case", ["approval_approved", "approval_rejected"])
+def test_openinference_exports_nothing_of_a_resumed_run(
+    openai_agents_traces: dict[str, Doc], case: str
+) -> None:
+    """openinference-instrumentation-openai-agents 2.6.0 records no span of a run resumed from
+    its RunState (README, "Paused and denied calls"): only the interrupted run is there."""
+    runs = _approval_runs(openai_agents_traces[f"openai_agents_openinference-{case}"], case)
+    assert len(runs) == 1
+
+
+# --- one run, two instrumentations ---------------------------------------------------------------
+
+
+def _portable(t: Trajectory) -> dict[str, Any]:
+    """What a scorer reads of a run: everything but span ids and clocks."""
+    volatile = {"span_id", "start_ns", "end_ns", "duration_ms"}
+
+    def step(s: Any) -> Any:
+        d = {k: v for k, v in s.to_dict().items() if k not in volatile}
+        if isinstance(s, AgentStep):
+            d["steps"] = [step(x) for x in s.steps]
+        return d
+
+    return {
+        "agent": t.agent,
+        "input": t.input,
+        "output": t.output,
+        "steps": [step(s) for s in t.steps],
+        "tool_calls": calls(t, include_subagents=True),
+    }
+
+
+@pytest.mark.parametrize(
+    "case", ["tool_error", "handoff", "approval_pending", "approval_approved", "approval_rejected"]
+)
+def test_every_run_recorded_by_both_instrumentations_gives_equal_trajectories(
+    openai_agents_traces: dict[str, Doc], case: str
+) -> None:
+    """Scores must not change when a team swaps instrumentation: each run both instrumentations
+    recorded rebuilds to the same trajectory (agent, input, output, steps with ids, arguments,
+    results, statuses and handoffs). The resumed runs only openai-agents-v2 records are left
+    out (`test_openinference_exports_nothing_of_a_resumed_run`)."""
+    otel = build(openai_agents_traces[f"openai_agents_otel-{case}"], f"otel {case}")
+    oi = build(openai_agents_traces[f"openai_agents_openinference-{case}"], f"oi {case}")
+    oi_runs = [_portable(t) for t in oi.trajectories]
+    otel_runs = [_portable(t) for t in otel.trajectories]
+    assert len(oi_runs) >= 2
+    assert otel_runs[: len(oi_runs)] == oi_runs
 
 
 # --- the committed copies under tests/testdata/frameworks -------------------------------------

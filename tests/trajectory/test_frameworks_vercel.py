@@ -13,8 +13,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from frameworks.vercel_traces import vercel_traces
 from trajectory.test_frameworks import build, call, calls, kinds
 
@@ -92,18 +90,12 @@ def test_vercel_needs_approval_pauses_the_first_run_before_the_call(
     assert kinds(first) == ["model_call", "tool_call", "tool_call"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the builder takes a run's tool calls only from its own doGenerate ai.response.toolCalls;"
-        " in AI SDK 6 a denied approval arrives in the next generateText call, whose only record"
-        " of close_account is the execution-denied tool-result in ai.prompt.messages (the call"
-        " was requested by the previous run), so the resumed run shows no denied call"
-    ),
-)
 def test_vercel_denied_approval_is_a_paused_denied_call_of_the_resumed_run(
     vercel_traces: dict[str, Doc],
 ) -> None:
+    """In AI SDK 6 the denial arrives in the next generateText call, whose only record of
+    close_account is the execution-denied tool-result in ai.prompt.messages: the resumed run
+    shows it as a paused call (`denied`) before the model call it was told to."""
     _, second = _denied_runs(vercel_traces["vercel-denied"])
     assert (second.agent, second.input, second.output) == (
         "shop_agent",

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from tracescore.cli._inputs import read_runs
-from tracescore.model.trajectory import AgentStep, ModelCall, Step, ToolCall, Trajectory
+from tracescore.model.trajectory import AgentStep, Handoff, ModelCall, Step, ToolCall, Trajectory
 
 __all__ = ["add_parser", "render_table", "run", "write_json"]
 
@@ -107,6 +107,8 @@ def _steps(steps: Sequence[Step], out: TextIO, depth: int) -> None:
             tokens = f"{step.input_tokens if step.input_tokens is not None else '?'}"
             tokens += f"/{step.output_tokens if step.output_tokens is not None else '?'} tokens"
             out.write(f"{pad}- model {step.model or '?'}  {tokens}  {_ms(step.duration_ms)}\n")
+        elif isinstance(step, Handoff):
+            out.write(f"{pad}- handoff to {step.target}  via {step.tool_name or '?'}\n")
         elif isinstance(step, AgentStep):
             out.write(f"{pad}- agent {step.name}  span {step.span_id}  {_ms(step.duration_ms)}\n")
             _steps(step.steps, out, depth + 1)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from tracescore.judges.sanitize import truncate_middle
-from tracescore.model.trajectory import AgentStep, Step, ToolCall, Trajectory
+from tracescore.model.trajectory import AgentStep, Handoff, Step, ToolCall, Trajectory
 
 __all__ = ["WITHHELD", "NumberedCall", "RenderedRun", "render_run", "withhold"]
 
@@ -119,6 +119,8 @@ def _steps(
                 yield f"{pad}  result: {_value(step.result, limit)}"
             if step.error_message:
                 yield f"{pad}  error: {_value(step.error_message, limit)}"
+        elif isinstance(step, Handoff):
+            yield f"{pad}[handoff] control passed to agent {step.target!r}"
         elif isinstance(step, AgentStep):
             yield f"{pad}[sub-agent] {step.name!r} ran these steps:"
             inner = list(_steps(step.steps, depth + 1, calls, limit))

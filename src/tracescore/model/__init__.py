@@ -4,8 +4,10 @@ from tracescore.model._record import record
 from tracescore.model.score import Score
 from tracescore.model.span import AttrValue, SpanEvent, SpanRecord, StatusCode
 from tracescore.model.trajectory import (
+    HANDOFF_PREFIX,
     READINGS,
     AgentStep,
+    Handoff,
     ModelCall,
     Reading,
     Step,
@@ -15,9 +17,11 @@ from tracescore.model.trajectory import (
 )
 
 __all__ = [
+    "HANDOFF_PREFIX",
     "READINGS",
     "AgentStep",
     "AttrValue",
+    "Handoff",
     "ModelCall",
     "Reading",
     "Score",

@@ -1,8 +1,11 @@
 """A trajectory: one agent run rebuilt from its spans, as ordered steps.
 
-Steps are tool calls, model calls and sub-agent runs. A tool call's `status` says whether it was
-a clean execution (`ok`), failed (`error`) or never ran to completion (`paused`: requested but not
-executed, deferred, waiting for approval or denied). Scorers decide per policy which calls count.
+Steps are tool calls, model calls, sub-agent runs and handoffs. A tool call's `status` says
+whether it was a clean execution (`ok`), failed (`error`) or never ran to completion (`paused`:
+requested but not executed, deferred, waiting for approval or denied). Scorers decide per policy
+which calls count. A handoff is control passing from the run's agent to another agent (OpenAI
+Agents SDK `transfer_to_<agent>`, an Agno team delegating to a member, Microsoft Agent
+Framework's handoff tools): it is not a tool call, so no tool-call count or allow-list sees it.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from tracescore.model._record import record
 from tracescore.model.span import AttrValue
 
 __all__ = [
+    "HANDOFF_PREFIX",
     "READINGS",
     "AgentStep",
     "Deferred",
+    "Handoff",
     "ModelCall",
     "Reading",
     "Step",
@@ -203,7 +208,50 @@ class AgentStep:
         }
 
 
-Step: TypeAlias = ToolCall | ModelCall | AgentStep
+@record
+class Handoff:
+    """Control passed from this run's agent to agent `target` (which runs as a run of its own).
+
+    `call_id` is the id of the model's call that asked for it, when recorded; `tool_name` the
+    name the model called it by (`transfer_to_billing_agent`), when known; `arguments` what it
+    passed along (an Agno delegation's task), None when nothing (an empty object included).
+    Scorers name a handoff as `handoff:<target>` (`HANDOFF_PREFIX`) wherever they take a tool
+    name.
+    """
+
+    kind: ClassVar[str] = "handoff"
+
+    target: str
+    call_id: str | None = None
+    tool_name: str | None = None
+    arguments: Any = None
+    start_ns: int | None = None
+    end_ns: int | None = None
+    span_id: str | None = None
+
+    @property
+    def name(self) -> str:
+        """`handoff:<target>`: how scorers' expected steps name this handoff."""
+        return HANDOFF_PREFIX + self.target
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of `tracescore trajectories`."""
+        return {
+            "kind": self.kind,
+            "target": self.target,
+            "call_id": self.call_id,
+            "tool_name": self.tool_name,
+            "arguments": self.arguments,
+            "span_id": self.span_id,
+            "start_ns": self.start_ns,
+            "end_ns": self.end_ns,
+        }
+
+
+HANDOFF_PREFIX = "handoff:"
+"""Scorers' name for a handoff step: `handoff:<target agent>`."""
+
+Step: TypeAlias = ToolCall | ModelCall | AgentStep | Handoff
 
 
 @record
@@ -235,6 +283,10 @@ class Trajectory:
         if not include_subagents:
             return tuple([s for s in self.steps if isinstance(s, ToolCall)])
         return tuple([s for s in _walk(self.steps) if isinstance(s, ToolCall)])
+
+    def handoffs(self) -> tuple[Handoff, ...]:
+        """The run's own handoffs, in order (a sub-agent's are in its own run)."""
+        return tuple([s for s in self.steps if isinstance(s, Handoff)])
 
     def model_calls(self) -> tuple[ModelCall, ...]:
         """Model calls at any depth, sub-agents included (they spend the same budget)."""

@@ -12,6 +12,7 @@ from dataclasses import replace
 from operator import attrgetter
 from typing import Any
 
+from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import AgentStep, Step, Trajectory
 from tracescore.trajectory._classify import classify
@@ -76,7 +77,7 @@ def _build_trace(
     trace_id: str, spans: list[SpanRecord], options: BuildOptions
 ) -> tuple[list[Trajectory], list[str]]:
     views: dict[str, Any] = {}  # span id -> what the fast path read (see `_read_and_assign`)
-    if _flat_run is not None:
+    if _flat_run is not None and not _has_handoffs_or_approvals(spans):
         flat = _flat_run(spans, options, views)
         if flat is not None:
             return [flat], []
@@ -98,7 +99,7 @@ def _build_trace(
         members = {run_node: members.get(None, [])}
     else:
         for node in members.get(None, []):
-            if node.view is not None and node.view.role in ("tool", "model"):
+            if node.view is not None and node.view.role in ("tool", "model", "handoff"):
                 issues.add("tool or model spans outside any agent run (left out)", node.span_id)
     built: dict[Node, tuple[str | None, tuple[Step, ...]]] = {}
     trajectories: list[Trajectory] = []
@@ -112,6 +113,26 @@ def _build_trace(
     if len(trajectories) > 1:
         trajectories.sort(key=_trajectory_key)
     return [_finish(t, complete, messages) for t in trajectories], messages
+
+
+def _has_handoffs_or_approvals(spans: list[SpanRecord]) -> bool:
+    """Whether the fast path must leave `spans` to the general path, which alone reads handoffs
+    and OpenAI Agents calls stopped for an approval (a tool span with no result)."""
+    for span in spans:
+        attrs = span.attributes
+        if attrs.get(semconv.GEN_AI_OPERATION_NAME) == semconv.OP_AGENT_HANDOFF:
+            return True
+        if (
+            span.scope in semconv.OPENAI_AGENTS_SCOPES
+            and semconv.GEN_AI_TOOL_CALL_RESULT not in attrs
+            and semconv.OI_OUTPUT_VALUE not in attrs
+            and (
+                attrs.get(semconv.GEN_AI_OPERATION_NAME) == semconv.OP_EXECUTE_TOOL
+                or attrs.get(semconv.OI_SPAN_KIND) == semconv.OI_KIND_TOOL
+            )
+        ):
+            return True
+    return False
 
 
 def _read_and_assign(
@@ -204,7 +225,8 @@ def _build_run(
         role = step_view.role
         if role == "model":
             models.append(node)
-        elif role == "tool":
+        elif role == "tool" or role == "handoff":
+            # A handoff is joined to the model's call like an execution (`build_steps`).
             tools.append(node)
         elif node.is_run and node is not run_node and node in built:
             name, sub_steps = built[node]

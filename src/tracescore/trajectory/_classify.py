@@ -138,9 +138,16 @@ def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None:
     # which is read below as before.
     if _read_plain_genai is not None:
         view = _read_plain_genai(span, options.max_value_chars)
-        if view is not FALLBACK:
+        # The native reader predates handoffs: it reads an `agent_handoff` span as `other`.
+        if view is not FALLBACK and not (
+            view is not None and view.role == "other" and _handoff(span)
+        ):
             return view
     return classify_in_python(span, options)
+
+
+def _handoff(span: SpanRecord) -> bool:
+    return span.attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.OP_AGENT_HANDOFF
 
 
 def classify_in_python(span: SpanRecord, options: BuildOptions) -> SpanView | None:

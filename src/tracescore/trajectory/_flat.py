@@ -141,8 +141,8 @@ def _flat_run(
                 return None
             models.append(view)
             steps.append(model_call(view, span, span.span_id))
-        elif role == "agent":
-            return None  # a second agent: a sub-run, or one nested too deep
+        elif role == "agent" or role == "handoff":
+            return None  # a second agent (a sub-run, or one nested too deep), or a handoff
     return run_trajectory(root, root_id, agent, [agent_view], models, tuple(steps), options)
 
 

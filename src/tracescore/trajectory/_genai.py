@@ -13,6 +13,7 @@ from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.trajectory._common import error_info, name_suffix
 from tracescore.trajectory._messages import (
+    calls_since_user,
     first_user_text,
     last_assistant_text,
     may_be_error_result,
@@ -22,6 +23,7 @@ from tracescore.trajectory._messages import (
     tool_requests,
     tool_responses,
 )
+from tracescore.trajectory._openai_agents import genai_handoff, openai_message_parts
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._values import (
     as_int,
@@ -31,7 +33,14 @@ from tracescore.trajectory._values import (
     parse_lenient,
     truncate,
 )
-from tracescore.trajectory._views import MISSING, Convention, SpanView
+from tracescore.trajectory._views import (
+    MISSING,
+    Convention,
+    ModelInput,
+    Response,
+    SpanView,
+    ToolRequest,
+)
 
 __all__ = ["GENAI", "MODEL_USAGE_KEYS", "cut", "read_agent", "read_model", "read_tool"]
 
@@ -115,7 +124,7 @@ def read_agent(span: SpanRecord, options: BuildOptions, convention: str) -> Span
     attrs = span.attributes
     limit = options.max_value_chars
     inputs = parse_messages(attrs.get(semconv.GEN_AI_INPUT_MESSAGES))
-    outputs = parse_messages(attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES))
+    outputs = openai_message_parts(parse_messages(attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES)))
     view = SpanView(
         "agent",
         convention,
@@ -140,7 +149,7 @@ def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> Span
     """An inference span: tokens, the calls the model requested, and (lazily) the responses."""
     attrs = span.attributes
     limit = options.max_value_chars
-    outputs = parse_messages(attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES))
+    outputs = openai_message_parts(parse_messages(attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES)))
     raw_inputs = attrs.get(semconv.GEN_AI_INPUT_MESSAGES)
     # Exact ints and ASCII text are read as they are; anything else through as_int / as_text
     # (a call fewer per attribute on the common path, which runs for every model span).
@@ -176,12 +185,26 @@ def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> Span
         view.tools = tool_names(attrs[semconv.GEN_AI_TOOL_DEFINITIONS])
     if raw_inputs is not None:
         view.input = lambda: cut(first_user_text(parse_messages(raw_inputs)), limit)
-        view.responses = lambda: tool_responses(parse_messages(raw_inputs))
+        view.responses = ModelInput(raw_inputs, _responses, _calls_since_user, options)
     return view
+
+
+def _responses(raw: object) -> dict[str, Response]:
+    return tool_responses(parse_messages(raw))
+
+
+def _calls_since_user(raw: object) -> tuple[tuple[ToolRequest, Response | None], ...]:
+    return calls_since_user(parse_messages(raw))
+
+
+def read_handoff(span: SpanRecord, options: BuildOptions, convention: str) -> SpanView:
+    """An `agent_handoff` span (openai-agents-v2): control passed to another agent."""
+    return genai_handoff(span, convention)
 
 
 _READERS: dict[str, Callable[[SpanRecord, BuildOptions, str], SpanView]] = {
     semconv.OP_EXECUTE_TOOL: read_tool,
+    semconv.OP_AGENT_HANDOFF: read_handoff,
     semconv.OP_INVOKE_AGENT: read_agent,
     **dict.fromkeys(semconv.MODEL_OPERATIONS, read_model),
 }
@@ -208,6 +231,7 @@ GENAI = Convention(
             semconv.GEN_AI_TOOL_CALL_RESULT,
             semconv.ERROR_TYPE,
             semconv.ERROR_MESSAGE,
+            semconv.GEN_AI_HANDOFF_TO_AGENT,
         }
     )
     | MODEL_USAGE_KEYS,

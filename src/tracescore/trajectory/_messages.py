@@ -18,6 +18,7 @@ from tracescore.trajectory._views import MISSING, Response, ToolRequest
 
 __all__ = [
     "ERROR_RESULT_NEEDLES",
+    "calls_since_user",
     "first_user_text",
     "input_text",
     "last_assistant_text",
@@ -155,6 +156,26 @@ def tool_responses(messages: Iterable[dict[str, Any]]) -> dict[str, Response]:
                 payload = part.get(semconv.PART_RESULT)
             out[call_id] = make_response(payload)
     return out
+
+
+def calls_since_user(
+    messages: list[dict[str, Any]],
+) -> tuple[tuple[ToolRequest, Response | None], ...]:
+    """The `tool_call` parts after the last user message, each with its response, if any.
+
+    In a run resumed after an approval, these are the earlier run's calls and what the user's
+    decision made of them (`SpanView.history`).
+    """
+    start = 0
+    for index, message in enumerate(messages):
+        if message.get(semconv.MSG_ROLE) == semconv.MSG_ROLE_USER:
+            start = index + 1
+    recent = messages[start:]
+    responses = tool_responses(recent)
+    return tuple(
+        (request, responses.get(request.call_id) if request.call_id else None)
+        for request in tool_requests(recent)
+    )
 
 
 def tool_names(value: object) -> tuple[str, ...]:

@@ -10,7 +10,6 @@ Source: conventions.md §2 and the §8 table.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,8 +25,16 @@ from tracescore.trajectory._messages import (
     response_flags,
     tool_names,
 )
+from tracescore.trajectory._openai_agents import handoff_tool_name
 from tracescore.trajectory._options import BuildOptions
-from tracescore.trajectory._values import as_int, as_text, clean_id, parse_json, parse_lenient
+from tracescore.trajectory._values import (
+    as_int,
+    as_text,
+    clean_id,
+    clean_text,
+    parse_json,
+    parse_lenient,
+)
 from tracescore.trajectory._views import MISSING, Convention, Response, SpanView, ToolRequest
 
 __all__ = ["OPENINFERENCE"]
@@ -66,10 +73,13 @@ def _tool(span: SpanRecord, options: BuildOptions) -> SpanView:
     limit = options.max_value_chars
     failed, error_type, message = error_info(span)
     name = as_text(attrs.get(semconv.OI_TOOL_NAME))
-    handoff = None
     if not name and span.name.startswith(semconv.OI_HANDOFF_SPAN_PREFIX):
-        handoff = span.name[len(semconv.OI_HANDOFF_SPAN_PREFIX) :].strip()
-        name = semconv.OPENAI_AGENTS_HANDOFF_TOOL_PREFIX + _function_style(handoff)
+        # openai-agents: input.value is the agent handing off, output.value the new agent.
+        target = clean_text(span.name[len(semconv.OI_HANDOFF_SPAN_PREFIX) :].strip())
+        if target:
+            return SpanView("handoff", NAME, handoff_tool_name(target), agent_name=target)
+    if name in _AGNO_DELEGATIONS and span.scope == semconv.AGNO_SCOPE:
+        return _agno_delegation(span, name, options)
     view = SpanView(
         "tool",
         NAME,
@@ -79,11 +89,6 @@ def _tool(span: SpanRecord, options: BuildOptions) -> SpanView:
         error_type=error_type,
         error_message=message,
     )
-    if handoff is not None:
-        # input.value is the agent handing off, not arguments; output.value the new agent.
-        if semconv.OI_OUTPUT_VALUE in attrs:
-            view.result = parse_lenient(attrs[semconv.OI_OUTPUT_VALUE], limit)
-        return view
     if semconv.OI_INPUT_VALUE in attrs:
         view.arguments = parse_lenient(attrs[semconv.OI_INPUT_VALUE], limit)
     elif semconv.OI_TOOL_PARAMETERS in attrs:
@@ -99,9 +104,31 @@ def _tool(span: SpanRecord, options: BuildOptions) -> SpanView:
     return view
 
 
-def _function_style(name: str) -> str:
-    """openai-agents' `transform_string_function_style`: the default handoff tool name."""
-    return re.sub(r"[^a-zA-Z0-9_]", "_", name.replace(" ", "_")).lower()
+_AGNO_DELEGATIONS = frozenset({semconv.AGNO_DELEGATE_TO_MEMBER, semconv.AGNO_DELEGATE_TO_MEMBERS})
+
+
+def _agno_delegation(span: SpanRecord, name: str, options: BuildOptions) -> SpanView:
+    """An Agno team delegating to a member (or to all of them): a handoff to that member.
+
+    The member's run is its own agent span under the team's; a delegation that failed (no such
+    member) stays a failed tool call, as nothing was handed over.
+    """
+    failed, error_type, message = error_info(span)
+    arguments = parse_lenient(span.attributes.get(semconv.OI_INPUT_VALUE), options.max_value_chars)
+    target = as_text(arguments.get(semconv.AGNO_MEMBER_ID)) if isinstance(arguments, dict) else None
+    if name == semconv.AGNO_DELEGATE_TO_MEMBERS:
+        target = semconv.HANDOFF_ALL_MEMBERS
+    if failed or not target:
+        view = SpanView("tool", NAME, name, None, failed, error_type, message)
+        view.arguments = arguments
+        if semconv.OI_OUTPUT_VALUE in span.attributes:
+            view.result = parse_lenient(
+                span.attributes[semconv.OI_OUTPUT_VALUE], options.max_value_chars
+            )
+        return view
+    view = SpanView("handoff", NAME, name, agent_name=target)
+    view.arguments = arguments
+    return view
 
 
 def _agent(span: SpanRecord, options: BuildOptions) -> SpanView:

@@ -49,6 +49,14 @@ class PauseMarkers:
         )
     )
     """Outcomes of the proposed `gen_ai.tool.call.decision` event that pause an unexecuted call."""
+    awaiting_approval: str | None = "approval_required"
+    """Reason for an OpenAI Agents SDK tool span that stopped its run for an approval (status OK,
+    arguments, no result, nothing after it); None reads such a span as the clean execution its
+    status claims."""
+    rejection_texts: tuple[str, ...] = (semconv.OPENAI_AGENTS_REJECTION_MESSAGE,)
+    """Tool responses that mean "the user rejected this call" (the OpenAI Agents SDK tells the
+    model this text). In a resumed run, a call of the conversation answered so and not executed
+    in the run is a paused call (`denied`); add your `tool_error_formatter`'s texts here."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,16 +16,31 @@ from typing import Any
 
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
-from tracescore.model.trajectory import AgentStep, ModelCall, Step, ToolCall, ToolStatus
+from tracescore.model.trajectory import AgentStep, Handoff, ModelCall, Step, ToolCall, ToolStatus
 from tracescore.trajectory._join import Request, join
 from tracescore.trajectory._messages import lenient
+from tracescore.trajectory._openai_agents import awaits_approval
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import is_output_tool
 from tracescore.trajectory._tree import Node
 from tracescore.trajectory._values import as_text, clean_id, clean_text
-from tracescore.trajectory._views import MISSING, LazyResponses, Response, SpanView, ToolRequest
+from tracescore.trajectory._views import (
+    MISSING,
+    LazyResponses,
+    ModelInput,
+    Response,
+    SpanView,
+    ToolRequest,
+)
 
-__all__ = ["RunParts", "build_steps", "executed_call", "model_call", "shows_unrequested"]
+__all__ = [
+    "RunParts",
+    "build_steps",
+    "executed_call",
+    "executed_step",
+    "model_call",
+    "shows_unrequested",
+]
 
 
 @dataclass(slots=True)
@@ -80,18 +95,24 @@ def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
     requested: list[tuple[int, Step]] = []
     responses: dict[str, Response] | None = None
     decisions: dict[str, str] | None = None
+    last_model = max((m.span.start_ns for m in parts.models), default=0)
     for item in requests:
         if item.execution is not None:
             execution = item.execution
             assert execution.view is not None
-            call = executed_call(
+            step = executed_step(
                 execution.view,
                 execution.span,
                 execution.span_id,
                 item.request,
                 parts.agent,
                 options,
+                last_model,
             )
+            if isinstance(step, Handoff):
+                requested.append((execution.span.start_ns, step))
+                continue
+            call = step
             anchor = item.execution.span.start_ns
         else:
             if responses is None:
@@ -102,13 +123,14 @@ def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
             anchor = item.anchor
         if options.include_output_tools or not is_output_tool(call.name, names):
             requested.append((anchor, call))
+    requested[:0] = _denied_earlier(parts, seen_ids, unmatched, options)
     others: list[tuple[tuple[int, int, str], Step]] = []
     for node in unmatched:
         view = node.view
         assert view is not None
-        call = executed_call(view, node.span, node.span_id, None, parts.agent, options)
-        if shows_unrequested(view, call, names, options):
-            others.append((node.key, call))
+        step = executed_step(view, node.span, node.span_id, None, parts.agent, options, last_model)
+        if isinstance(step, Handoff) or shows_unrequested(view, step, names, options):
+            others.append((node.key, step))
     others += model_steps
     others.extend((node.key, step) for node, step in parts.subagents)
     others.sort(key=_FIRST)
@@ -162,6 +184,39 @@ def model_call(view: SpanView, span: SpanRecord, span_id: str) -> ModelCall:
         span.end_ns or None,
         span_id,
     )
+
+
+def executed_step(
+    view: SpanView,
+    span: SpanRecord,
+    span_id: str,
+    request: ToolRequest | None,
+    agent: str | None,
+    options: BuildOptions,
+    last_model_start: int,
+) -> ToolCall | Handoff:
+    """The step of one tool or handoff span, completed by the request it answered (if any).
+
+    An OpenAI Agents tool span that stopped its run for an approval (`awaits_approval`) is a
+    paused call (`approval_required`), not the clean execution its status says.
+    """
+    if view.role == "handoff":
+        arguments = view.arguments
+        if arguments is MISSING:
+            arguments = lenient(request.arguments, options.max_value_chars) if request else None
+        return Handoff(
+            view.agent_name or clean_text(span.name),
+            view.call_id or (request.call_id if request else None),
+            (request.name if request else None) or view.tool_name,
+            arguments if arguments not in (MISSING, {}) else None,
+            span.start_ns or None,
+            span.end_ns or None,
+            span_id,
+        )
+    reason = options.pause.awaiting_approval
+    if reason is not None and awaits_approval(view, span, span.start_ns >= last_model_start):
+        view.pause_reason = reason
+    return executed_call(view, span, span_id, request, agent, options)
 
 
 def executed_call(
@@ -246,6 +301,52 @@ def _unexecuted(
         pause_reason=reason,
         agent=agent,
     )
+
+
+def _denied_earlier(
+    parts: RunParts, seen_ids: set[str], unmatched: list[Node], options: BuildOptions
+) -> list[tuple[int, Step]]:
+    """Calls of an earlier run that the user denied, as told to this (resumed) run's first model
+    call, each a paused call (`denied`) placed before that model call.
+
+    The OpenAI Agents SDK and AI SDK 6 stop a run for an approval, and the answer goes to the
+    model in the next run (a trace of its own): a rejected call has no execution anywhere, and
+    its only record is the denial in the resumed run's input. A call this run requested or
+    executed itself is not one.
+    """
+    if not parts.models:
+        return []
+    first = parts.models[0]
+    source = first.view.responses if first.view is not None else None
+    if not isinstance(source, ModelInput):
+        return []
+    executed = {n.view.call_id for n in unmatched if n.view is not None and n.view.call_id}
+    anchor = (first.span.start_ns or 1) - 1  # before the model call that was told
+    texts = options.pause.rejection_texts
+    out: list[tuple[int, Step]] = []
+    for request, response in source.history():
+        if response is None or request.call_id in seen_ids or request.call_id in executed:
+            continue
+        rejected = isinstance(response.result, str) and response.result.strip() in texts
+        if not (response.denied or rejected) or not options.pause.denied_responses:
+            continue
+        limit = options.max_value_chars
+        arguments = lenient(request.arguments, limit)
+        out.append(
+            (
+                anchor,
+                ToolCall(
+                    name=request.name,
+                    call_id=request.call_id,
+                    arguments=None if arguments is MISSING else arguments,
+                    result=lenient(response.result, limit),
+                    status="paused",
+                    pause_reason="denied",
+                    agent=parts.agent,
+                ),
+            )
+        )
+    return out
 
 
 def _responses(parts: RunParts) -> dict[str, Response]:

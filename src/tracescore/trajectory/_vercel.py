@@ -25,7 +25,14 @@ from tracescore.trajectory._values import (
     parse_json,
     parse_lenient,
 )
-from tracescore.trajectory._views import MISSING, Convention, Response, SpanView, ToolRequest
+from tracescore.trajectory._views import (
+    MISSING,
+    Convention,
+    ModelInput,
+    Response,
+    SpanView,
+    ToolRequest,
+)
 
 __all__ = ["VERCEL"]
 
@@ -106,7 +113,7 @@ def _model(span: SpanRecord, options: BuildOptions) -> SpanView:
     raw_messages = attrs.get(semconv.AI_PROMPT_MESSAGES)
     if raw_messages is not None:
         view.input = lambda: cut(input_text(raw_messages), limit)
-        view.responses = lambda: _responses(raw_messages)
+        view.responses = ModelInput(raw_messages, _responses, _calls_since_user, options)
     return view
 
 
@@ -127,6 +134,33 @@ def _requests(raw: object) -> tuple[ToolRequest, ...]:
                 arguments = call[key]
                 break
         out.append(ToolRequest(name, clean_id(call.get(semconv.AI_TOOL_CALL_ID_KEY)), arguments))
+    return tuple(out)
+
+
+def _calls_since_user(raw: object) -> tuple[tuple[ToolRequest, Response | None], ...]:
+    """`tool-call` parts after the last user message, with their `tool-result`s (see
+    `SpanView.history`): AI SDK 6 answers an approval in the next generateText call."""
+    messages = parse_json(raw)
+    if not isinstance(messages, list):
+        return ()
+    start = 0
+    for index, message in enumerate(messages):
+        if isinstance(message, dict) and message.get(semconv.MSG_ROLE) == semconv.MSG_ROLE_USER:
+            start = index + 1
+    recent = messages[start:]
+    responses = _responses(recent)
+    out: list[tuple[ToolRequest, Response | None]] = []
+    for message in recent:
+        content = message.get(semconv.PART_CONTENT) if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            continue
+        calls = [
+            p
+            for p in content
+            if isinstance(p, dict) and p.get(semconv.PART_TYPE) == semconv.AI_PART_TOOL_CALL
+        ]
+        for request in _requests(calls):
+            out.append((request, responses.get(request.call_id) if request.call_id else None))
     return tuple(out)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, Literal, TypeAlias
 
+from tracescore import semconv
 from tracescore.model import record
 from tracescore.model.span import SpanRecord
 from tracescore.trajectory._options import BuildOptions
@@ -23,6 +24,7 @@ __all__ = [
     "Convention",
     "LazyResponses",
     "LazyText",
+    "ModelInput",
     "Response",
     "Role",
     "SpanView",
@@ -31,7 +33,9 @@ __all__ = [
     "merge_views",
 ]
 
-Role: TypeAlias = Literal["agent", "tool", "model", "other"]
+Role: TypeAlias = Literal["agent", "tool", "model", "handoff", "other"]
+"""`handoff`: control passed to another agent; the view's `agent_name` is the agent taking
+over, `tool_name` and `call_id` the model's call that asked for it (joined like a tool's)."""
 
 
 class _Missing:
@@ -120,6 +124,44 @@ class SpanView:
 _MERGED = tuple(
     f.name for f in fields(SpanView) if f.name not in ("role", "convention", "warnings")
 )
+
+
+class ModelInput:
+    """A model call's recorded input messages, read only when asked: called, the responses by
+    call id (a `LazyResponses`); `history()`, the calls since the last user message with their
+    responses, for a run resumed after an approval (see `_steps`).
+
+    `history()` first looks for a denial's text in the raw input (`needles`): most inputs hold
+    none, and then are not parsed for it.
+    """
+
+    __slots__ = ("_calls", "_needles", "_raw", "_responses")
+
+    def __init__(
+        self,
+        raw: object,
+        responses: Callable[[object], dict[str, Response]],
+        calls: Callable[[object], tuple[tuple[ToolRequest, Response | None], ...]],
+        options: BuildOptions,
+    ) -> None:
+        self._raw = raw
+        self._responses = responses
+        self._calls = calls
+        self._needles = (
+            semconv.RESPONSE_EXECUTION_DENIED,
+            f'"{semconv.RESPONSE_DENIED}"',
+            *options.pause.rejection_texts,
+        )
+
+    def __call__(self) -> dict[str, Response]:
+        return self._responses(self._raw)
+
+    def history(self) -> tuple[tuple[ToolRequest, Response | None], ...]:
+        """The calls since the last user message, each with its response (None: unanswered)."""
+        raw = self._raw
+        if isinstance(raw, str) and not any(needle in raw for needle in self._needles):
+            return ()
+        return self._calls(raw)
 
 
 def merge_views(views: list[SpanView]) -> SpanView | None:
