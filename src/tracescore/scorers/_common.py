@@ -11,16 +11,30 @@ Which calls count is a per-scorer policy (`calls`, see `base.select_calls`):
 does (its `extractToolCalls` keeps `result`, `call` and `output-error` invocations). An
 explicit `calls` always wins. `include_subagents: false` (the default) keeps sub-agents' calls
 out: a sub-agent run is a step of its own (`AgentStep`) and is scored as its own run.
+
+Handoffs (`Handoff` steps: control passed to another agent) are not tool calls: no scorer
+counts them, unless its config names one as `handoff:<agent>` where it takes a tool name
+(`named_tools`). Then the run's handoffs join its counted calls in trajectory order, as
+clean calls named `handoff:<agent>`, so `tool_order: [lookup, handoff:billing]` or a
+`trajectory_accuracy` step `{tool: handoff:billing}` can require one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import cached_property
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import StringConstraints, model_validator
 
-from tracescore.model.trajectory import AgentStep, Step, ToolCall, Trajectory
+from tracescore.model.trajectory import (
+    HANDOFF_PREFIX,
+    AgentStep,
+    Handoff,
+    Step,
+    ToolCall,
+    Trajectory,
+)
 from tracescore.scorers.base import CallPolicy, ScorerBase, select_calls
 
 __all__ = [
@@ -32,6 +46,7 @@ __all__ = [
     "names",
     "subagent_tool_calls",
     "uncounted_note",
+    "with_handoffs",
 ]
 
 # `tracescore`: the documented defaults. `mastra`: Mastra 1.10.2's exact semantics.
@@ -49,9 +64,53 @@ class ToolScorer(ScorerBase):
     """Count sub-agents' tool calls as if the run had made them."""
 
     def counted(self, trajectory: Trajectory) -> tuple[ToolCall, ...]:
-        """The calls this scorer counts, in trajectory order."""
+        """The calls this scorer counts, in trajectory order (with the run's handoffs, as
+        `handoff:<agent>` calls, when the config names one)."""
         # Positional: every check calls this, and a keyword argument costs as much as the memo.
-        return select_calls(trajectory, self.calls, self.include_subagents)
+        calls = select_calls(trajectory, self.calls, self.include_subagents)
+        if self.names_handoffs:
+            return with_handoffs(trajectory, calls, self.include_subagents)
+        return calls
+
+    def named_tools(self) -> tuple[str, ...]:
+        """The tool names the config expects or forbids (each scorer lists its fields)."""
+        return ()
+
+    @cached_property
+    def names_handoffs(self) -> bool:
+        """True when the config names a handoff (`handoff:<agent>`) as a tool."""
+        return any(name.startswith(HANDOFF_PREFIX) for name in self.named_tools())
+
+
+def with_handoffs(
+    trajectory: Trajectory, calls: tuple[ToolCall, ...], include_subagents: bool
+) -> tuple[ToolCall, ...]:
+    """`calls` with the run's handoffs among them, in trajectory order, each as a clean call
+    named `handoff:<agent>` (sub-agents' too with `include_subagents`)."""
+    kept = {id(c) for c in calls}
+    out: list[ToolCall] = []
+
+    def walk(steps: tuple[Step, ...]) -> None:
+        for step in steps:
+            if isinstance(step, ToolCall):
+                if id(step) in kept:
+                    out.append(step)
+            elif isinstance(step, Handoff):
+                out.append(
+                    ToolCall(
+                        name=step.name,
+                        call_id=step.call_id,
+                        arguments=step.arguments,
+                        span_id=step.span_id,
+                        start_ns=step.start_ns,
+                        end_ns=step.end_ns,
+                    )
+                )
+            elif include_subagents and isinstance(step, AgentStep):
+                walk(step.steps)
+
+    walk(trajectory.steps)
+    return tuple(out)
 
 
 class ExpectationScorer(ToolScorer):
@@ -112,7 +171,7 @@ def uncounted_note(
     Says why a call the user can see in the trace did not satisfy an expectation.
     """
     every = select_calls(trajectory, "attempted", include_subagents=scorer.include_subagents)
-    if len(every) == len(counted):
+    if len(every) == len(counted) and not scorer.names_handoffs:
         return ""
     kept = {id(c) for c in counted}
     left = [f"{c.name} ({c.status})" for c in every if id(c) not in kept]

@@ -120,7 +120,7 @@ class CalledTool(ExpectationScorer, _Check):
 
     def check(self, trajectory: Trajectory) -> _Checked:
         """Count the tool's counted calls."""
-        calls = select_calls(trajectory, self.calls, self.include_subagents)
+        calls = self.counted(trajectory)
         tool, times = self.tool, self.times
         count = [c.name for c in calls].count(tool)  # see `names` for the comprehension
         passed = count >= times
@@ -131,8 +131,14 @@ class CalledTool(ExpectationScorer, _Check):
         return passed, explanation, {"tool": tool, "expected_times": times, "actual_count": count}
 
     def kernel(self) -> Kernel | None:
-        """`check` natively."""
+        """`check` natively (not for a handoff: the kernel counts tool calls only)."""
+        if self.names_handoffs:
+            return None
         return CALLED_TOOL, self.calls, self.include_subagents, self.tool, self.times
+
+    def named_tools(self) -> tuple[str, ...]:
+        """`tool`."""
+        return (self.tool,)
 
 
 class ToolOrder(ExpectationScorer, _Check):
@@ -140,6 +146,10 @@ class ToolOrder(ExpectationScorer, _Check):
 
     type: Literal["tool_order"] = "tool_order"
     tools: tuple[ToolName, ...] = Field(min_length=1)
+
+    def named_tools(self) -> tuple[str, ...]:
+        """`tools`."""
+        return self.tools
 
     def check(self, trajectory: Trajectory) -> _Checked:
         """Scan the calls once, advancing through `tools` on each match."""
@@ -170,6 +180,10 @@ class DidNotCall(ProhibitionScorer, _Check):
 
     type: Literal["did_not_call"] = "did_not_call"
     tool: ToolName
+
+    def named_tools(self) -> tuple[str, ...]:
+        """`tool`."""
+        return (self.tool,)
 
     def check(self, trajectory: Trajectory) -> _Checked:
         """Count calls to the forbidden tool, whatever their status."""

@@ -96,6 +96,12 @@ class ToolCallAccuracy(ExpectationScorer):
             return _first_occurrences_in_order(actual, order)
         return _is_subsequence(actual, order)
 
+    def named_tools(self) -> tuple[str, ...]:
+        """`expected_tool` or `expected_tool_order`."""
+        return (
+            (self.expected_tool,) if self.expected_tool else tuple(self.expected_tool_order or ())
+        )
+
     def readings(self) -> frozenset[Reading]:
         """None: tool names and statuses, and (Mastra) the run's input and output."""
         return frozenset()

@@ -45,6 +45,10 @@ class ToolCalls(ToolScorer):
     allow_additional: bool = True
     """False: a counted call to a tool named nowhere in this config fails `passed`."""
 
+    def named_tools(self) -> tuple[str, ...]:
+        """`expected_tools` and the tools `arguments` names."""
+        return self.expected_tools + tuple(self.arguments or ())
+
     @field_validator("expected_tools", mode="before")
     @classmethod
     def _not_a_bare_string(cls, value: Any) -> Any:

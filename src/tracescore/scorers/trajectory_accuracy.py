@@ -71,6 +71,10 @@ class TrajectoryAccuracy(ExpectationScorer):
 
     _expected: tuple[Expected, ...] = PrivateAttr(default=())
 
+    def named_tools(self) -> tuple[str, ...]:
+        """The expected steps' tools."""
+        return tuple(s.tool for s in self.steps or ())
+
     def model_post_init(self, context: Any, /) -> None:
         """Precompute the expectations once per scorer."""
         super().model_post_init(context)

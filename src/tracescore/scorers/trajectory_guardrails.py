@@ -32,7 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from tracescore.model.trajectory import Trajectory
-from tracescore.scorers._common import ExpectationScorer, ToolName
+from tracescore.scorers._common import ExpectationScorer, ToolName, with_handoffs
 from tracescore.scorers._compare import ArgsMatch, Comparison, Expected, Ordering, compare_steps
 from tracescore.scorers._guardrail_dimensions import (
     Blacklist,
@@ -93,6 +93,14 @@ class TrajectoryGuardrails(ExpectationScorer):
             raise ValueError("a blacklisted sequence is empty; it would forbid nothing")
         return value
 
+    def named_tools(self) -> tuple[str, ...]:
+        """The expected steps' tools and the blacklisted ones."""
+        return (
+            tuple(s.tool for s in self.steps or ())
+            + self.blacklisted_tools
+            + tuple(n for seq in self.blacklisted_sequences for n in seq)
+        )
+
     def model_post_init(self, context: Any, /) -> None:
         """Precompute the expectations once per scorer."""
         super().model_post_init(context)
@@ -135,7 +143,13 @@ class TrajectoryGuardrails(ExpectationScorer):
             )
         bl: Blacklist | None = None
         if self.blacklisted_tools or self.blacklisted_sequences:
-            bl = blacklist(every, self.blacklisted_tools, self.blacklisted_sequences)
+            # A blacklisted `handoff:<agent>` sees the run's handoffs among its calls.
+            seen = (
+                with_handoffs(trajectory, every, self.include_subagents)
+                if self.names_handoffs
+                else every
+            )
+            bl = blacklist(seen, self.blacklisted_tools, self.blacklisted_sequences)
         tf = tool_failures(every, max_retries=self.max_retries_per_tool, mastra=mastra)
 
         details: dict[str, Any] = {
