@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from frameworks.fixtures import (
+    agent_framework_traces,
     agno_traces,
     framework_testdata_updates,
     openai_agents_traces,
@@ -15,6 +16,7 @@ from frameworks.fixtures import (
 from support.fixtures import fake_openai, fake_openai_factory
 
 __all__ = [
+    "agent_framework_traces",
     "agno_traces",
     "certificate",
     "fake_openai",

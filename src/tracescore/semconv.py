@@ -189,6 +189,10 @@ AGNO_DELEGATE_TO_MEMBER: Final = "delegate_task_to_member"
 AGNO_DELEGATE_TO_MEMBERS: Final = "delegate_task_to_members"
 AGNO_MEMBER_ID: Final = "member_id"
 AGNO_SCOPE: Final = "openinference.instrumentation.agno"
+# Microsoft Agent Framework's HandoffBuilder gives each agent a `handoff_to_<agent>` tool that
+# never runs (a middleware answers it with {"handoff_to": "<agent>"}, and no tool span).
+MAF_HANDOFF_TOOL_PREFIX: Final = "handoff_to_"
+MAF_HANDOFF_RESULT_KEY: Final = "handoff_to"
 # A handoff to every member of a team at once.
 HANDOFF_ALL_MEMBERS: Final = "*"
 

@@ -71,3 +71,6 @@ TRACELOOP_ANSWERS = {
     "billing": "INV-9 includes a one-off setup fee.",
     "subagent": "Billing says INV-9 includes a one-off setup fee.",
 }
+
+AGENT_FRAMEWORK_PROMPTS = {"handoff": "Why is invoice INV-9 so high?"}
+AGENT_FRAMEWORK_ANSWERS = {"handoff": "INV-9 includes a one-off setup fee."}

@@ -25,6 +25,7 @@ import pytest
 
 __all__ = [
     "TESTDATA",
+    "agent_framework_traces",
     "agno_traces",
     "framework_testdata_updates",
     "openai_agents_traces",
@@ -38,7 +39,9 @@ TESTDATA = TESTS_DIR / "testdata" / "frameworks"
 _GENERATOR_TIMEOUT_S = 600
 
 _VOLATILE_FIELDS = frozenset({"startTimeUnixNano", "endTimeUnixNano", "timeUnixNano"})
-_VOLATILE_ATTRIBUTES = frozenset({"exception.stacktrace", "server.port"})
+_VOLATILE_ATTRIBUTES = frozenset(
+    {"exception.stacktrace", "server.port", "agent_framework.function.invocation.duration"}
+)
 _VOLATILE_TEXT = (
     (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<uuid>"),
     (re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:<port>"),
@@ -202,6 +205,12 @@ def agno_traces(tmp_path_factory: pytest.TempPathFactory) -> Traces:
 
 
 @pytest.fixture(scope="session")
+def agent_framework_traces(tmp_path_factory: pytest.TempPathFactory) -> Traces:
+    """`{"agent_framework-<case>": OTLP JSON}` from Microsoft Agent Framework workflows."""
+    return _generate("frameworks.agent_framework_traces", tmp_path_factory.mktemp("maf"))
+
+
+@pytest.fixture(scope="session")
 def openai_agents_traces(tmp_path_factory: pytest.TempPathFactory) -> Traces:
     """`{"openai_agents_<instrumentation>-<case>": OTLP JSON}` from OpenAI Agents SDK runs."""
     return _generate("frameworks.openai_agents_traces", tmp_path_factory.mktemp("openai_agents"))
@@ -226,6 +235,7 @@ def framework_testdata_updates(
     agno_traces: Traces,
     openai_agents_traces: Traces,
     traceloop_traces: Traces,
+    agent_framework_traces: Traces,
 ) -> list[str]:
     """Names of the testdata files this session rewrote because a framework's output changed."""
     return sorted(_UPDATED)

@@ -262,6 +262,9 @@ def test_pydantic_ai_subagent_is_its_own_run_and_one_step_of_its_parent(
         )
     ]
     assert kinds(parent) == ["model_call", "tool_call", "agent:billing_agent", "model_call"]
+    # Delegation through a tool the user wrote is a tool call whose execution ran an agent, not
+    # a handoff: control comes back with the tool's result (README, "Handoffs").
+    assert handoffs(parent) == []
     lookup = call(
         "lookup_invoice",
         "call_b1",
@@ -502,6 +505,32 @@ def test_openinference_exports_nothing_of_a_resumed_run(
     its RunState (README, "Paused and denied calls"): only the interrupted run is there."""
     runs = _approval_runs(openai_agents_traces[f"openai_agents_openinference-{case}"], case)
     assert len(runs) == 1
+
+
+# --- Microsoft Agent Framework (its own GenAI spans) ----------------------------------------------
+
+
+def test_agent_framework_handoff_is_a_handoff_step_not_a_tool_call(
+    agent_framework_traces: dict[str, Doc],
+) -> None:
+    """HandoffBuilder's generated `handoff_to_billing_agent` tool never runs (a middleware
+    answers it with {"handoff_to": "billing_agent"}, and no tool span is exported): it is the
+    handoff, and billing_agent's run follows as a run of its own."""
+    result = build(agent_framework_traces["agent_framework-handoff"], "maf handoff")
+    triage, billing = run_of(result, "triage_agent"), run_of(result, "billing_agent")
+    assert triage.input == cases.AGENT_FRAMEWORK_PROMPTS["handoff"]
+    assert calls(triage) == []
+    assert handoffs(triage) == [("billing_agent", "call_h1", "handoff_to_billing_agent", None)]
+    assert kinds(triage) == ["model_call", "handoff"]
+    assert billing.output == cases.AGENT_FRAMEWORK_ANSWERS["handoff"]
+    assert calls(billing) == [
+        call(
+            "lookup_invoice",
+            "call_b1",
+            {"invoice_id": "INV-9"},
+            {"invoice_id": "INV-9", "total_cents": 12900},
+        )
+    ]
 
 
 # --- one run, two instrumentations ---------------------------------------------------------------

@@ -23,7 +23,7 @@ from tracescore.trajectory._openai_agents import awaits_approval
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import is_output_tool
 from tracescore.trajectory._tree import Node
-from tracescore.trajectory._values import as_text, clean_id, clean_text
+from tracescore.trajectory._values import as_text, clean_id, clean_text, parse_json
 from tracescore.trajectory._views import (
     MISSING,
     LazyResponses,
@@ -119,6 +119,10 @@ def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
                 responses = _responses(parts)
                 decisions = _decisions(parts, options)
             assert decisions is not None
+            handoff = _answered_handoff(item.request, responses, options)
+            if handoff is not None:
+                requested.append((item.anchor, handoff))
+                continue
             call = _unexecuted(item.request, responses, decisions, parts.agent, options)
             anchor = item.anchor
         if options.include_output_tools or not is_output_tool(call.name, names):
@@ -262,6 +266,29 @@ def shows_unrequested(
     `include_output_tools`."""
     return options.include_output_tools or not (
         view.output_tool or is_output_tool(call.name, output_tools)
+    )
+
+
+def _answered_handoff(
+    request: ToolRequest, responses: dict[str, Response], options: BuildOptions
+) -> Handoff | None:
+    """A Microsoft Agent Framework handoff: a `handoff_to_<agent>` call answered with
+    `{"handoff_to": "<agent>"}` (the framework's middleware answers it; no tool span runs)."""
+    if not request.name.startswith(semconv.MAF_HANDOFF_TOOL_PREFIX) or request.call_id is None:
+        return None
+    response = responses.get(request.call_id)
+    if response is None:
+        return None
+    answer = parse_json(response.result)
+    target = answer.get(semconv.MAF_HANDOFF_RESULT_KEY) if isinstance(answer, dict) else None
+    if not isinstance(target, str) or not target:
+        return None
+    arguments = lenient(request.arguments, options.max_value_chars)
+    return Handoff(
+        target,
+        request.call_id,
+        request.name,
+        arguments if arguments not in (MISSING, {}) else None,
     )
 
 
