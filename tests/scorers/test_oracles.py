@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from scorers import agno_oracle
 from scorers._build import call, run, score
 from scorers.mastra_oracle import mastra_oracle_output
 from tracescore.model import ToolStatus, Trajectory
@@ -235,6 +236,20 @@ def test_default_accuracy_calls_a_data_mismatch_an_argument_mismatch() -> None:
 AGNO = _lines("agno_toolcallscorer_cases.jsonl")
 
 
+def test_the_recorded_agno_oracle_is_what_agno_gives_today() -> None:
+    """The committed oracle is exactly what agno's ToolCallScorer answers now (agno is pinned
+    by the `frameworks` extra), the runs that stopped early without a text included."""
+    assert agno_oracle.lines() == AGNO
+    stopped = {c["case"] for c in AGNO if "case" in c and c["content"] is None}
+    assert stopped == {
+        "paused_no_text",
+        "paused_no_text_strict",
+        "error_end_no_text",
+        "tools_only_no_text",
+        "no_text_no_tools",
+    }
+
+
 def _agno_status(error: bool | None, paused: bool) -> ToolStatus:
     if paused:
         return "paused"
@@ -251,7 +266,7 @@ def test_tool_calls_reproduces_agno(case: dict[str, Any]) -> None:
     if case["arguments"] is not None:
         config["arguments"] = case["arguments"]
     steps = [call(n, args, _agno_status(err, paused)) for n, args, err, paused in case["tools"]]
-    result = score(config, run(*steps))
+    result = score(config, run(*steps, output=case["content"]))
     assert result.value == pytest.approx(case["value"], abs=1e-4)
     assert result.passed is case["passed"]
     assert result.details["reason"] == case["reason"]
