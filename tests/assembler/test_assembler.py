@@ -188,8 +188,8 @@ def test_fanout_mode_forwards_nothing_and_emits_an_evaluate_span_per_run() -> No
     (rs,) = ExportTraceServiceRequest.FromString(body).resource_spans
     (span,) = rs.scope_spans[0].spans
     assert span.name == "evaluate shop_agent"
-    assert span.trace_id == run.trace_id
-    assert span.parent_span_id == run.agent.span_id
+    (link,) = span.links  # its own trace, linked to the agent span
+    assert (link.trace_id, link.span_id) == (run.trace_id, run.agent.span_id)
     assert attrs(span.attributes)["eval.called_tool.score"] == 1.0
 
 

@@ -169,7 +169,8 @@ def test_fanout_the_evaluate_span_waits_for_the_judge(fake_openai_factory: Facto
         await until(lambda: bool(fanout_spans(h)))
         (evaluate,) = fanout_spans(h)
         assert evaluate.name == "evaluate shop_agent"
-        assert evaluate.parent_span_id == run.agent.span_id
+        (link,) = evaluate.links
+        assert (link.trace_id, link.span_id) == (run.trace_id, run.agent.span_id)
         got = attrs(evaluate.attributes)
         assert (got["eval.called_tool.score"], got[f"eval.{JUDGE}.score"]) == (1.0, 0.5)
         assert (h.assembler.spans, h.assembler.buffered_bytes) == (0, 0)

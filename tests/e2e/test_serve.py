@@ -149,8 +149,9 @@ def test_fanout_mode(tmp_path: Path, receive: str, export: str) -> None:
             assert span.span_id not in sent_ids, "fanout forwards none of the original spans"
             assert span.name == "evaluate shop-assistant"
             assert received.scope == semconv.SCOPE_NAME
-            agent = agents[span.parent_span_id]
-            assert span.trace_id == agent.trace_id
+            (link,) = span.links  # a trace of its own, linked to the agent span it scores
+            agent = agents[link.span_id]
+            assert link.trace_id == agent.trace_id != span.trace_id
             _check_scores(attrs(span.attributes), _types(span), _prompt(agent))
-        assert {s.span.parent_span_id for s in sink.spans()} == set(agents)
+        assert {s.span.links[0].span_id for s in sink.spans()} == set(agents)
         assert serve.stop()[0] == 0

@@ -158,8 +158,8 @@ def test_fanout_the_evaluate_span_carries_the_judge_scores(
             sink.wait_for(lambda: bool(evaluate_spans(sink)))
             (evaluate,) = evaluate_spans(sink)
             assert evaluate.span.name == "evaluate shop_agent"
-            assert evaluate.span.trace_id == run.trace_id
-            assert evaluate.span.parent_span_id == run.agent.span_id
+            (link,) = evaluate.span.links  # its own trace, linked to the agent span
+            assert (link.trace_id, link.span_id) == (run.trace_id, run.agent.span_id)
             assert_both_scores(evaluate.attributes)
             sink.wait_for(lambda: bool(judge_events(sink)))
             assert serve.stop()[0] == 0
