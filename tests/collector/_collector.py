@@ -67,7 +67,8 @@ class Collector:
         ready = threading.Event()
 
         def read() -> None:
-            assert self.process is not None and self.process.stderr is not None
+            assert self.process is not None
+            assert self.process.stderr is not None
             for line in self.process.stderr:
                 self.lines.append(line.rstrip("\n"))
                 if READY in line:
@@ -77,7 +78,8 @@ class Collector:
         self._reader = threading.Thread(target=read, daemon=True)
         self._reader.start()
         ready.wait(timeout)
-        assert self.process.poll() is None and READY in self.log, "collector failed:\n" + self.log
+        assert self.process.poll() is None, "collector exited:\n" + self.log
+        assert READY in self.log, "collector not ready:\n" + self.log
         return self
 
     @property

@@ -8,7 +8,7 @@ from typing import Any
 from support.otlp_sink import OtlpSink, attrs
 from tracescore import semconv
 
-__all__ = ["FAST", "events_by_run", "evaluate_spans", "span_ids_by_run"]
+__all__ = ["FAST", "evaluate_spans", "events_by_run", "span_ids_by_run"]
 
 # Shorter waits than the files' production values, so a test takes seconds.
 FAST: dict[str, Any] = {

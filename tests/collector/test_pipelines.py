@@ -67,10 +67,12 @@ def test_fanout_sends_originals_to_the_backend_and_scores_back_through_the_colle
             agent = _send_runs(agents)
             sent = agent.sent()
             backend.wait_for(
-                lambda: len(events_by_run(backend)) == RUNS
-                and len(evaluate_spans(backend)) == RUNS
-                and {semconv.METRIC_RUNS, semconv.METRIC_EVALUATION_SCORE}
-                <= backend.metric_names(),
+                lambda: (
+                    len(events_by_run(backend)) == RUNS
+                    and len(evaluate_spans(backend)) == RUNS
+                    and {semconv.METRIC_RUNS, semconv.METRIC_EVALUATION_SCORE}
+                    <= backend.metric_names()
+                ),
                 timeout=60,
             )
             code, _ = serve.stop()
@@ -100,9 +102,11 @@ def test_inline_forwards_every_span_with_scores_on_the_agent_span(tmp_path: Path
             agent = _send_runs(agents)
             sent = agent.sent()
             backend.wait_for(
-                lambda: {t: set(c) for t, c in span_ids_by_run(backend).items()} == sent
-                and len(events_by_run(backend)) == RUNS
-                and semconv.METRIC_RUNS in backend.metric_names(),
+                lambda: (
+                    {t: set(c) for t, c in span_ids_by_run(backend).items()} == sent
+                    and len(events_by_run(backend)) == RUNS
+                    and semconv.METRIC_RUNS in backend.metric_names()
+                ),
                 timeout=60,
             )
             code, _ = serve.stop()
