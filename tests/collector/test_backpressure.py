@@ -29,13 +29,13 @@ def test_a_saturated_tracescore_makes_the_collector_retry_and_loses_nothing(
     ts_grpc, agents, scores = free_port(), free_port(), free_port()
     saturating = {"assembly": {"max_runs": 1}, "service": {"metrics_interval": "300ms"}}
     config = tracescore_config("tracescore-inline.yaml", ts_grpc, free_port(), scores, saturating)
-    with OtlpSink("grpc") as backend:
+    with OtlpSink("http") as backend:
         env = {
             "AGENT_OTLP_GRPC": f"127.0.0.1:{agents}",
             "AGENT_OTLP_HTTP": f"127.0.0.1:{free_port()}",
             "SCORES_OTLP_GRPC": f"127.0.0.1:{scores}",
             "TRACESCORE_OTLP": f"127.0.0.1:{ts_grpc}",
-            "BACKEND_OTLP": f"127.0.0.1:{backend.port}",
+            "BACKEND_OTLP_HTTP": backend.endpoint,
         }
         sent: dict[str, set[str]] = {}
         with ServeProcess(config, tmp_path) as serve:

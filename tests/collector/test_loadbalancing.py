@@ -64,12 +64,12 @@ def test_every_run_is_scored_once_by_one_replica_also_across_a_restart(tmp_path:
     for n in range(REPLICAS):
         (tmp_path / f"r{n}").mkdir()
         configs.append(_replica_config(n, grpc[n], http[n], scores))
-    with OtlpSink("grpc") as backend:
+    with OtlpSink("http") as backend:
         env = {
             "AGENT_OTLP_GRPC": f"127.0.0.1:{agents}",
             "AGENT_OTLP_HTTP": f"127.0.0.1:{free_port()}",
             "SCORES_OTLP_GRPC": f"127.0.0.1:{scores}",
-            "BACKEND_OTLP": f"127.0.0.1:{backend.port}",
+            "BACKEND_OTLP_HTTP": backend.endpoint,
             **{f"TRACESCORE_{n}": f"127.0.0.1:{grpc[n]}" for n in range(REPLICAS)},
         }
         received_before_restart = 0

@@ -31,7 +31,7 @@ def _env(backend: OtlpSink, tracescore_grpc: int) -> tuple[dict[str, str], int, 
         "AGENT_OTLP_HTTP": f"127.0.0.1:{free_port()}",
         "SCORES_OTLP_GRPC": f"127.0.0.1:{scores}",
         "TRACESCORE_OTLP": f"127.0.0.1:{tracescore_grpc}",
-        "BACKEND_OTLP": f"127.0.0.1:{backend.port}",
+        "BACKEND_OTLP_HTTP": backend.endpoint,
     }
     return env, agents, scores
 
@@ -60,7 +60,7 @@ def test_fanout_sends_originals_to_the_backend_and_scores_back_through_the_colle
     tmp_path: Path,
 ) -> None:
     ts_grpc = free_port()
-    with OtlpSink("grpc") as backend:
+    with OtlpSink("http") as backend:
         env, agents, scores = _env(backend, ts_grpc)
         config = tracescore_config("tracescore-fanout.yaml", ts_grpc, free_port(), scores, FAST)
         with Collector(CONFIGS / "fanout.yaml", env), ServeProcess(config, tmp_path) as serve:
@@ -95,7 +95,7 @@ def test_fanout_sends_originals_to_the_backend_and_scores_back_through_the_colle
 
 def test_inline_forwards_every_span_with_scores_on_the_agent_span(tmp_path: Path) -> None:
     ts_grpc = free_port()
-    with OtlpSink("grpc") as backend:
+    with OtlpSink("http") as backend:
         env, agents, scores = _env(backend, ts_grpc)
         config = tracescore_config("tracescore-inline.yaml", ts_grpc, free_port(), scores, FAST)
         with Collector(CONFIGS / "inline.yaml", env), ServeProcess(config, tmp_path) as serve:
