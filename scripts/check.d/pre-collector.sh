@@ -23,6 +23,8 @@ if [ -x "$bin" ]; then
     echo "collector: cached $bin"
     exit 0
 fi
+# Go's own install location, for shells whose PATH lacks it.
+command -v go >/dev/null 2>&1 || PATH="$PATH:/usr/local/go/bin"
 if ! command -v go >/dev/null 2>&1; then
     echo "collector: go is not installed, so the collector tests cannot run" >&2
     [ "${CI:-}" = "true" ] && exit 1

@@ -86,8 +86,13 @@ def test_every_run_is_scored_once_by_one_replica_also_across_a_restart(tmp_path:
                 assert code == 0
                 # While it is down its share waits in the collector's queue for it.
                 sent |= _wave(agents).sent()
+                down = f"127.0.0.1:{grpc[RESTARTED]}"
                 wait_until(
-                    lambda: f"127.0.0.1:{grpc[RESTARTED]}" in collector.log, 30, "a failed export"
+                    lambda: any(
+                        "Exporting failed" in line and down in line for line in collector.lines
+                    ),
+                    30,
+                    "the collector retrying the stopped replica",
                 )
                 replicas[RESTARTED] = ServeProcess(
                     configs[RESTARTED], tmp_path / f"r{RESTARTED}"
