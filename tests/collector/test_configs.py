@@ -293,3 +293,29 @@ def test_a_missing_collector_fails_under_ci_and_skips_elsewhere(
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception, match=r"pre-collector\.sh"):
         collector_binary()
+
+
+def test_the_readme_replica_copies_listen_where_loadbalancing_sends(tmp_path: Path) -> None:
+    text = (CONFIGS / "README.md").read_text()
+    match = re.search(r"```sh replicas\n(.*?)```", text, re.S)
+    assert match, "collector-config/README.md lost its ```sh replicas``` block"
+    lines = [line for line in match.group(1).splitlines() if line.strip()]
+    assert len(lines) == 2
+    for line in lines:
+        done = subprocess.run(
+            ["bash", "-c", line.replace("/tmp/", f"{tmp_path}/")], cwd=ROOT, timeout=30
+        )
+        assert done.returncode == 0
+    replicas = [CONFIGS / "tracescore-fanout.yaml"]
+    replicas += [tmp_path / f"tracescore-{n}.yaml" for n in (1, 2)]
+    configs = [load_config(path) for path in replicas]
+    listening = []
+    for config in configs:
+        assert config.receivers.grpc is not None
+        assert config.receivers.http is not None
+        listening.append(_port(config.receivers.grpc.endpoint))
+        listening.append(_port(config.receivers.http.endpoint))
+    assert len(set(listening)) == 6
+    body = _resolved("loadbalancing.yaml")["exporters"]["loadbalancing/tracescore"]
+    assert [_port(h) for h in body["resolver"]["static"]["hostnames"]] == listening[::2]
+    assert {c.exporter.endpoint for c in configs if c.exporter} == {"http://127.0.0.1:14317"}
