@@ -27,7 +27,6 @@ setup(
                     "_emit_attributes",
                     "_checks",
                     "_select",
-                    "_metrics",
                     "_plan",
                 )
             ],

@@ -330,6 +330,16 @@ METRIC_EXPORT_DURATION: Final = "tracescore.export.duration"
 METRIC_EXPORT_FAILURES: Final = "tracescore.export.failures"
 METRIC_EXPORT_QUEUE_ITEMS: Final = "tracescore.export.queue.items"
 METRIC_EXPORT_QUEUE_BYTES: Final = "tracescore.export.queue.bytes"
+# Scores by evaluation and result, beside the histogram: pass rates without histogram_quantile.
+METRIC_EVALUATION_RESULTS: Final = "tracescore.evaluation.results"
+EVALUATION_RESULT: Final = "tracescore.evaluation.result"
+# Values of `tracescore.evaluation.result`: a threshold passed or failed, the scorer failed
+# (`error`), the run gave it nothing to score (`unscorable`), or a value without a threshold.
+RESULT_PASSED: Final = "passed"
+RESULT_FAILED: Final = "failed"
+RESULT_ERROR: Final = "error"
+RESULT_UNSCORABLE: Final = "unscorable"
+RESULT_SCORED: Final = "scored"
 # Metric attributes (low cardinality only; never a trace id).
 TOOL_CALL_STATUS: Final = "tracescore.tool_call.status"
 REASON: Final = "reason"
@@ -341,6 +351,13 @@ DROP_EXPORT_REJECTED: Final = "export_rejected"
 DROP_EXPORT_PARTIAL: Final = "export_partial"
 DROP_EXPORT_RETRIES_EXHAUSTED: Final = "export_retries_exhausted"
 DROP_SHUTDOWN: Final = "shutdown"
+# Every known drop reason: each series of tracescore.spans.dropped exists at 0 from start-up.
+DROP_REASONS: Final = (
+    DROP_EXPORT_REJECTED,
+    DROP_EXPORT_PARTIAL,
+    DROP_EXPORT_RETRIES_EXHAUSTED,
+    DROP_SHUTDOWN,
+)
 # `signal` of the Phoenix span-annotation exporter, on tracescore.export.* metrics.
 SIGNAL_PHOENIX_ANNOTATIONS: Final = "phoenix_annotations"
 # `reason` on tracescore.export.failures when annotations are let go, not retried.
@@ -386,6 +403,16 @@ JUDGE_OUTCOME_OK: Final = "ok"
 JUDGE_SKIP_QUEUE_FULL: Final = "queue_full"
 JUDGE_SKIP_BUDGET: Final = "budget"
 JUDGE_SKIP_SHUTDOWN: Final = "shutdown"
+# Known `error.type` values of tracescore.judge.errors (also `http_<status>`), at 0 from start-up.
+JUDGE_ERROR_TYPES: Final = (
+    "timeout",
+    "rate_limited",
+    "server_error",
+    "connection",
+    "invalid_output",
+    "config",
+    "judge_required",
+)
 
 
 def score_attribute(prefix: str, scorer_name: str, suffix: str) -> str:

@@ -171,8 +171,15 @@ def _render_model(model: BaseModel, indent: int) -> list[str]:
             lines.extend(_render_model(value, indent + 1))
         else:
             hint = _shape_hint(field.annotation) if value is None else ""
-            lines.append(f"{pad}{name}: {_scalar(value, field.metadata)}{hint}")
+            metadata = [*field.metadata, *_union_metadata(field.annotation)]
+            lines.append(f"{pad}{name}: {_scalar(value, metadata)}{hint}")
     return lines
+
+
+def _union_metadata(annotation: Any) -> list[Any]:
+    """Validators of an optional field's non-null type (`Duration | None`)."""
+    args = typing.get_args(annotation) if typing.get_origin(annotation) is typing.Union else ()
+    return [m for a in args for m in getattr(a, "__metadata__", ())]
 
 
 def _shape_hint(annotation: Any) -> str:

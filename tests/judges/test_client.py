@@ -338,7 +338,7 @@ def test_the_api_key_is_sent_as_auth_and_never_appears_in_bodies_logs_errors_or_
         "request bodies": bodies_text(server),
         "logs": caplog.text,
         "error": str(caught.value),
-        "metrics": repr(client.shared.counters.collect()),
+        "metrics": repr(client.shared.counters.series()),
         "repr": repr(client),
     }
     assert {where: KEY in text for where, text in leaks.items()} == dict.fromkeys(leaks, False)

@@ -21,8 +21,6 @@ from tracescore import semconv
 from tracescore.config import parse_config
 from tracescore.config.environment import judge_key_problems
 from tracescore.errors import ConfigError
-from tracescore.judges.live import judge_instruments
-from tracescore.judges.telemetry import JudgeCounters
 from tracescore.pipeline import preflight
 
 Factory = Callable[..., FakeOpenAI]
@@ -110,18 +108,3 @@ def test_preflight_names_an_unset_judge_key(
         with pytest.raises(ConfigError, match=r"judge\.api_key_env: .* 'SERVE_JUDGE_KEY' is not"):
             preflight(config)
     assert judge_key_problems(config, {"SERVE_JUDGE_KEY": "k"}) == []
-
-
-def test_judge_counters_become_export_instruments_in_key_order() -> None:
-    counters = JudgeCounters()
-    counters.call("m", "ok", 0.2, 10, 3)
-    counters.call("m", "timeout", 1.0)
-    instruments = {i.name: i for i in judge_instruments(counters)}
-    calls = instruments[semconv.METRIC_JUDGE_CALLS]
-    assert calls.kind == "counter"
-    assert sum(calls.values.values()) == 2
-    assert all(key == calls.series_key(dict(key)) for key in calls.values)
-    duration = instruments[semconv.METRIC_GEN_AI_CLIENT_OPERATION_DURATION]
-    assert duration.kind == "histogram"
-    assert sum(p.count for p in duration.points.values()) == 2
-    assert instruments[semconv.METRIC_JUDGE_QUEUE_ITEMS].kind == "gauge"

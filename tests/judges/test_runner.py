@@ -8,14 +8,16 @@ from typing import Any
 
 import pytest
 
+from export.prometheus_text import parse_prometheus
 from judges._helpers import MODEL, bodies_text, run, shop_run, tool_answer
 from support.fake_openai_process import FakeOpenAI
 from tracescore import semconv
 from tracescore.config.judge import JudgeFields, JudgeSettings
 from tracescore.errors import ConfigError
+from tracescore.export.metrics import Telemetry
 from tracescore.judges.base import JudgeScorerBase
 from tracescore.judges.runner import JudgeJob, JudgeResult, JudgeRunner, judge_sampled
-from tracescore.judges.telemetry import CounterPoint, HistogramPoint
+from tracescore.judges.telemetry import JudgeCounters
 from tracescore.scenarios import is_sampled
 from tracescore.scorers.registry import parse_scorer
 
@@ -223,8 +225,10 @@ def test_counters_expose_calls_tokens_and_latency_for_the_metrics_exporter(
     usage = {"prompt_tokens": 300, "completion_tokens": 20}
     server = fake_openai_factory([{"status": 500}, {"json": RELEVANT, "usage": usage}])
 
+    telemetry = Telemetry()
+
     async def go() -> JudgeRunner:
-        runner = JudgeRunner(settings(server))
+        runner = JudgeRunner(settings(server), counters=JudgeCounters(telemetry.meter))
         await runner.start()
         try:
             await runner.judge(JudgeJob(shop_run(), (relevancy(),)))
@@ -232,24 +236,24 @@ def test_counters_expose_calls_tokens_and_latency_for_the_metrics_exporter(
             await runner.shutdown()
         return runner
 
-    points = run(go()).counters.collect()
-    counters = {(p.name, p.attributes): p.value for p in points if isinstance(p, CounterPoint)}
-    model = (semconv.GEN_AI_REQUEST_MODEL, MODEL)
-    assert counters[(semconv.METRIC_JUDGE_CALLS, (model, (semconv.JUDGE_OUTCOME, "ok")))] == 1
-    calls_500 = (semconv.METRIC_JUDGE_CALLS, (model, (semconv.JUDGE_OUTCOME, "server_error")))
-    assert counters[calls_500] == 1
-    assert counters[(semconv.METRIC_JUDGE_RETRIES, ((semconv.REASON, "server_error"),))] == 1
+    run(go())
+    families = parse_prometheus(telemetry.render_prometheus())
+    calls = {
+        labels["tracescore_judge_outcome"]: v
+        for _, labels, v in families["tracescore_judge_calls_total"].samples
+        if labels["gen_ai_request_model"] == MODEL
+    }
+    assert calls == {"ok": 1.0, "server_error": 1.0}
+    retries = families["tracescore_judge_retries_total"].samples
+    assert [(labels["reason"], v) for _, labels, v in retries] == [("server_error", 1.0)]
     tokens = {
-        dict(p.attributes)[semconv.GEN_AI_TOKEN_TYPE]: p.sum
-        for p in points
-        if isinstance(p, HistogramPoint) and p.name == semconv.METRIC_GEN_AI_CLIENT_TOKEN_USAGE
+        labels["gen_ai_token_type"]: v
+        for name, labels, v in families["gen_ai_client_token_usage"].samples
+        if name.endswith("_sum")
     }
     assert tokens == {"input": 300.0, "output": 20.0}
-    duration = semconv.METRIC_GEN_AI_CLIENT_OPERATION_DURATION
-    durations = [p for p in points if isinstance(p, HistogramPoint) and p.name == duration]
-    assert sum(p.count for p in durations) == 2
-    assert all(len(p.bucket_counts) == len(p.bounds) + 1 for p in durations)
-    assert all(p.unit == "s" for p in durations)
+    durations = families["gen_ai_client_operation_duration_seconds"].samples
+    assert sum(v for name, _, v in durations if name.endswith("_count")) == 2
 
 
 def test_judge_sampling_is_scenario_sampling_so_judged_runs_nest_in_scored_ones() -> None:

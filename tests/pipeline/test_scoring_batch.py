@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-from pipeline.test_scoring_pinned import NOW_NS, _bench, _bench_runs
-from tracescore import semconv
+from pipeline.test_scoring_pinned import NOW_NS, _bench, _bench_runs, metrics_text
 from tracescore.config import parse_config
 from tracescore.export import events
 from tracescore.export.metrics import Telemetry
@@ -47,12 +46,12 @@ def _serialized(records: list[Any]) -> list[tuple[bytes, ...]]:
     return sorted(tuple(part.SerializeToString() for part in record) for record in records)
 
 
-def _metrics(telemetry: Telemetry) -> list[Any]:
-    return [i for i in telemetry.snapshot() if i.name != semconv.METRIC_SCORING_DURATION]
+def _metrics(telemetry: Telemetry) -> str:
+    return metrics_text(telemetry)
 
 
 def _scorer(config: Any) -> tuple[RunScorer, _Sink, Telemetry]:
-    sink, telemetry = _Sink(), Telemetry(start_ns=1)
+    sink, telemetry = _Sink(), Telemetry()
     return RunScorer(config, telemetry, sink, None), sink, telemetry  # type: ignore[arg-type]
 
 
@@ -117,7 +116,7 @@ def test_a_batch_lets_its_runs_go_a_slice_at_a_time(monkeypatch: pytest.MonkeyPa
     def judges(result: Any) -> None:  # called with each run as it is scored
         alive.append(sum(type(o) is Trajectory for o in gc.get_objects()))
 
-    sink, telemetry = _Sink(), Telemetry(start_ns=1)
+    sink, telemetry = _Sink(), Telemetry()
     scorer = RunScorer(config, telemetry, sink, None, judges=judges)  # type: ignore[arg-type]
     before = sum(type(o) is Trajectory for o in gc.get_objects())
     scored = scorer.score_traces(batch)

@@ -12,7 +12,7 @@ import re
 from typing import Annotated, Literal, TypeAlias
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 
 __all__ = [
     "AssemblySettings",
@@ -265,10 +265,23 @@ class ServiceSettings(_Frozen):
 
     score_attribute_prefix: str = "eval"
     """Score attributes are `<prefix>.<score name>.score|label|explanation`."""
-    metrics_interval: Duration = 10.0
-    """How often the service's metrics are exported over OTLP."""
+    metrics_interval: Duration | None = 10.0
+    """How often the service's metrics are pushed over OTLP to the exporter's endpoint; null
+    turns the push off (`/metrics` still serves them)."""
     shutdown_grace_period: Duration = 10.0
     """On SIGTERM: time to score what can be scored, forward everything held and flush."""
+
+    @field_validator("metrics_interval", "shutdown_grace_period")
+    @classmethod
+    def _positive(cls, value: float | None, info: ValidationInfo) -> float | None:
+        if value is not None and value <= 0:
+            off = (
+                " (null turns the metrics push off)"
+                if info.field_name == "metrics_interval"
+                else ""
+            )
+            raise ValueError(f"expected a duration above 0, got {value!r}{off}")
+        return value
 
     @field_validator("score_attribute_prefix")
     @classmethod

@@ -1,78 +1,191 @@
-"""A snapshot of instruments as an OTLP ExportMetricsServiceRequest (cumulative temporality)."""
+"""The OTLP metric exporter `serve` pushes its metrics with: the SDK's own, gRPC or HTTP.
+
+`metric_exporter(endpoint, protocol, ...)` builds one from plain values (so any config section
+that says where metrics go can wire it in one line); `metric_exporter_for(settings)` from the
+`exporter` section. Either is wrapped in `CountingExporter`, which times each export, counts
+failures (`tracescore.export.failures{signal="metrics"}`) and logs a failure once, at WARNING,
+when exports start failing, not at every push.
+"""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from typing import Literal
 
-from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
-    ExportMetricsServiceRequest,
+import grpc
+from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import (
+    OTLPMetricExporter as GrpcMetricExporter,
 )
-from opentelemetry.proto.metrics.v1.metrics_pb2 import AggregationTemporality, NumberDataPoint
+from opentelemetry.exporter.otlp.proto.http import Compression as HttpCompression
+from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
+    OTLPMetricExporter as HttpMetricExporter,
+)
+from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
 
-from tracescore import __version__, semconv
-from tracescore.export.attributes import add_attributes
-from tracescore.export.instruments import Instrument
-from tracescore.model.span import AttrValue
+from tracescore.config.serve import ClientTlsSettings, ExporterSettings
+from tracescore.export.metrics import Telemetry
 
-__all__ = ["metrics_request"]
+__all__ = ["METRICS_PATH", "CountingExporter", "metric_exporter", "metric_exporter_for"]
 
-_CUMULATIVE = AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE
+log = logging.getLogger(__name__)
+
+METRICS_PATH = "/v1/metrics"
+_SIGNAL = "metrics"
 
 
-def metrics_request(
-    instruments: Iterable[Instrument],
-    resource: Mapping[str, AttrValue],
-    start_ns: int,
-    now_ns: int,
-) -> ExportMetricsServiceRequest:
-    """Every non-empty instrument under one resource and the `tracescore` scope.
+def metric_exporter(
+    endpoint: str,
+    protocol: Literal["grpc", "http/protobuf"] = "grpc",
+    *,
+    headers: Mapping[str, str] | None = None,
+    tls: ClientTlsSettings | None = None,
+    compression: Literal["gzip", "none"] = "gzip",
+    timeout_s: float = 10.0,
+) -> MetricExporter:
+    """The SDK's OTLP metric exporter for a base URL (`http://host:4317`; https:// is TLS).
 
-    Cumulative points all start at `start_ns` (the service start), which is what a
-    cumulative-to-delta processor downstream needs to detect restarts.
+    For http/protobuf, `/v1/metrics` is appended to the URL's path.
     """
-    request = ExportMetricsServiceRequest()
-    rm = request.resource_metrics.add()
-    add_attributes(rm.resource.attributes, resource)
-    sm = rm.scope_metrics.add()
-    sm.scope.name = semconv.SCOPE_NAME
-    sm.scope.version = __version__
-    for inst in instruments:
-        if not inst.values and not inst.points:
-            continue
-        metric = sm.metrics.add()
-        metric.name = inst.name
-        metric.unit = inst.unit
-        metric.description = inst.description
-        if inst.kind == "counter":
-            metric.sum.aggregation_temporality = _CUMULATIVE
-            metric.sum.is_monotonic = True
-            points = metric.sum.data_points
-        elif inst.kind == "gauge":
-            points = metric.gauge.data_points
-        else:
-            metric.histogram.aggregation_temporality = _CUMULATIVE
-            for attrs, hp in sorted(inst.points.items()):
-                dp = metric.histogram.data_points.add(
-                    start_time_unix_nano=start_ns,
-                    time_unix_nano=now_ns,
-                    count=hp.count,
-                    sum=hp.sum,
-                    bucket_counts=hp.counts,
-                    explicit_bounds=inst.bounds,
-                )
-                if hp.count and not math.isinf(hp.min):
-                    dp.min = hp.min
-                    dp.max = hp.max
-                add_attributes(dp.attributes, dict(attrs))
-            continue
-        for attrs, value in sorted(inst.values.items()):
-            point: NumberDataPoint = points.add(time_unix_nano=now_ns)
-            if inst.kind == "counter":
-                point.start_time_unix_nano = start_ns
-            if float(value).is_integer():
-                point.as_int = int(value)
-            else:
-                point.as_double = float(value)
-            add_attributes(point.attributes, dict(attrs))
-    return request
+    secure = endpoint.startswith("https://")
+    if protocol == "grpc":
+        return GrpcMetricExporter(
+            endpoint=endpoint,
+            insecure=not secure,
+            credentials=_grpc_credentials(tls) if secure else None,
+            headers=dict(headers or {}),
+            timeout=timeout_s,
+            compression=grpc.Compression.Gzip if compression == "gzip" else None,
+        )
+    return HttpMetricExporter(
+        endpoint=endpoint.rstrip("/") + METRICS_PATH,
+        certificate_file=tls.ca_file if tls else None,
+        client_key_file=tls.key_file if tls else None,
+        client_certificate_file=tls.cert_file if tls else None,
+        headers=dict(headers or {}),
+        timeout=timeout_s,
+        compression=HttpCompression.Gzip
+        if compression == "gzip"
+        else HttpCompression.NoCompression,
+    )
+
+
+def metric_exporter_for(settings: ExporterSettings) -> MetricExporter:
+    """`metric_exporter` for the `exporter` section's endpoint."""
+    return metric_exporter(
+        settings.endpoint,
+        settings.protocol,
+        headers=settings.headers,
+        tls=settings.tls,
+        compression=settings.compression,
+        timeout_s=settings.timeout,
+    )
+
+
+class CountingExporter(MetricExporter):
+    """An exporter that times and counts what `inner` does, and says when it starts failing."""
+
+    def __init__(self, inner: MetricExporter, telemetry: Telemetry, endpoint: str) -> None:
+        super().__init__(
+            preferred_temporality=inner._preferred_temporality,
+            preferred_aggregation=inner._preferred_aggregation,
+        )
+        self._inner = inner
+        self._telemetry = telemetry
+        self._endpoint = endpoint
+        self._failing: str | None = None
+        """The cause last logged while exports fail; None while they work."""
+
+    def export(
+        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: object
+    ) -> MetricExportResult:
+        start = time.monotonic()
+        reason = "failed"
+        with _SDK_LOGS.capture() as said:
+            try:
+                result = self._inner.export(metrics_data, timeout_millis=timeout_millis, **kwargs)
+            except Exception as exc:
+                result, reason = MetricExportResult.FAILURE, "error"
+                said.append(f"{type(exc).__name__}: {exc}")
+        self._telemetry.observe_export_latency(_SIGNAL, time.monotonic() - start)
+        if result is MetricExportResult.SUCCESS:
+            if self._failing is not None:
+                log.info("metrics export to %s works again", self._endpoint)
+            self._failing = None
+            return result
+        self._telemetry.export_failure(_SIGNAL, reason)
+        cause = said[-1] if said else "the exporter gave no reason"
+        if cause != self._failing:  # once per cause, not at every push
+            log.warning(
+                "metrics export to %s failed: %s (pushes go on every interval; the values are "
+                "cumulative, so the next push that works carries everything)",
+                self._endpoint,
+                cause[:500],
+            )
+        self._failing = cause
+        return result
+
+    def force_flush(self, timeout_millis: float = 10_000) -> bool:
+        return self._inner.force_flush(timeout_millis)
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs: object) -> None:
+        self._inner.shutdown(timeout_millis=timeout_millis, **kwargs)
+
+
+class _SdkLogCapture(logging.Filter):
+    """Holds back what the SDK's OTLP exporters log during one of our exports.
+
+    They log each failure and each retry (ERROR and WARNING) on every push; `CountingExporter`
+    says it once per cause instead, with the SDK's own words. Records logged outside an export
+    of ours (another thread, another exporter) pass untouched.
+    """
+
+    _LOGGERS = (
+        "opentelemetry.exporter.otlp.common.http",
+        "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+        "opentelemetry.exporter.otlp.proto.http._common",
+        "opentelemetry.exporter.otlp.proto.grpc.exporter",
+        "opentelemetry.exporter.otlp.proto.grpc.metric_exporter",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._local = threading.local()
+        for name in self._LOGGERS:
+            logging.getLogger(name).addFilter(self)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        said: list[str] | None = getattr(self._local, "said", None)
+        if said is None:
+            return True
+        said.append(record.getMessage())
+        return False
+
+    @contextlib.contextmanager
+    def capture(self) -> Iterator[list[str]]:
+        said: list[str] = []
+        self._local.said = said
+        try:
+            yield said
+        finally:
+            self._local.said = None
+
+
+_SDK_LOGS = _SdkLogCapture()
+
+
+def _grpc_credentials(tls: ClientTlsSettings | None) -> grpc.ChannelCredentials:
+    def read(path: str | None) -> bytes | None:
+        if path is None:
+            return None
+        with open(path, "rb") as fh:
+            return fh.read()
+
+    return grpc.ssl_channel_credentials(
+        root_certificates=read(tls.ca_file) if tls else None,
+        private_key=read(tls.key_file) if tls else None,
+        certificate_chain=read(tls.cert_file) if tls else None,
+    )

@@ -7,10 +7,10 @@
 `submit` hands a scored run's judge entries to a `JudgeRunner` without waiting (a full queue
 yields `skipped: queue_full` scores). When they finish, their scores leave as their own
 `gen_ai.evaluation.result` events on the same agent span and as score metrics; the judges' own
-counters (calls, tokens, latency, retries, cache hits, skips, expired waits) join `/metrics` and
-OTLP through `Telemetry.add_source`. With `judge.judge_wait` above 0, `submit` also returns a
-`JudgeWait` (judges/wait.py) that keeps the run's span until its judge scores are on it or the
-wait is over; with 0 it returns None and the span leaves at once.
+counters (calls, tokens, latency, retries, cache hits, skips, expired waits) are instruments on
+`Telemetry.meter`, so they join `/metrics` and the OTLP push. With `judge.judge_wait` above 0,
+`submit` also returns a `JudgeWait` (judges/wait.py) that keeps the run's span until its judge
+scores are on it or the wait is over; with 0 it returns None and the span leaves at once.
 """
 
 from __future__ import annotations
@@ -21,17 +21,15 @@ from collections.abc import Callable, Mapping
 from tracescore.assembler import Outbox
 from tracescore.config.model import Config, Scenario
 from tracescore.export.events import evaluation_logs
-from tracescore.export.instruments import HistogramPoint as ExportHistogram
-from tracescore.export.instruments import Instrument, Kind
 from tracescore.export.metrics import Telemetry
 from tracescore.export.spans import fanout_request
 from tracescore.judges.base import JudgeScorerBase
 from tracescore.judges.runner import JudgeJob, JudgeResult, JudgeRunner, judge_sampled
-from tracescore.judges.telemetry import CounterPoint, GaugePoint, HistogramPoint, JudgeCounters
+from tracescore.judges.telemetry import JudgeCounters
 from tracescore.judges.wait import JudgeWait
 from tracescore.scenarios import RunResult
 
-__all__ = ["LiveJudges", "judge_entries", "judge_instruments"]
+__all__ = ["LiveJudges", "judge_entries"]
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +64,12 @@ class LiveJudges:
         self._viewers = viewers
         self._prefix = config.service.score_attribute_prefix
         self.wait = config.judge.judge_wait if config.judge is not None else 0.0
-        self.runner = JudgeRunner(config.judge, on_result=self._emit, environ=environ)
-        telemetry.add_source(lambda: judge_instruments(self.runner.counters))
+        self.runner = JudgeRunner(
+            config.judge,
+            on_result=self._emit,
+            environ=environ,
+            counters=JudgeCounters(telemetry.meter),
+        )
         self.runner.check(e for s in config.scenarios for e in judge_entries(s))
 
     @staticmethod
@@ -141,32 +143,3 @@ class LiveJudges:
         if self._viewers is not None:
             self._viewers(result)
 
-
-def judge_instruments(counters: JudgeCounters) -> list[Instrument]:
-    """The judge counters as export instruments (for `Telemetry.add_source`)."""
-    by_name: dict[str, Instrument] = {}
-    for point in counters.collect():
-        inst = by_name.get(point.name)
-        if inst is None:
-            if isinstance(point, HistogramPoint):
-                inst = Instrument(point.name, "histogram", point.unit, point.description,
-                                  bounds=point.bounds)  # fmt: skip
-            else:
-                kind: Kind = "gauge" if isinstance(point, GaugePoint) else "counter"
-                inst = Instrument(point.name, kind, point.unit, point.description)
-            by_name[point.name] = inst
-        keys = list(inst.keys)
-        keys.extend(k for k, _ in point.attributes if k not in keys)
-        inst.keys = tuple(keys)
-        if isinstance(point, HistogramPoint):
-            inst.points[point.attributes] = ExportHistogram(
-                list(point.bucket_counts), point.sum, point.count, point.min, point.max
-            )
-        elif isinstance(point, CounterPoint | GaugePoint):
-            inst.values[point.attributes] = point.value
-    # Series keys must follow each instrument's key order; attributes are sorted per point,
-    # so re-key them in the instrument's (first-seen) order.
-    for inst in by_name.values():
-        inst.values = {inst.series_key(dict(k)): v for k, v in inst.values.items()}
-        inst.points = {inst.series_key(dict(k)): p for k, p in inst.points.items()}
-    return list(by_name.values())

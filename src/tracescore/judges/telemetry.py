@@ -1,33 +1,26 @@
-"""Counters of the judges' own work, for `/metrics` and OTLP (read by `export.metrics`).
+"""Counters of the judges' own work, as OpenTelemetry SDK instruments on the service's meter.
 
-Coupling is one method: `collect()` returns cumulative points (`CounterPoint`, `GaugePoint`,
-`HistogramPoint`) with their names from `semconv` and low-cardinality attributes (model,
-outcome, error type, skip reason; never a trace id). The exporter renders them.
+`JudgeCounters(meter)` creates them on `Telemetry.meter`, so they join `/metrics` and the OTLP
+push; without a meter (offline scoring, tests of one client) they are counted but go nowhere.
+Counts are tallied in plain Python and read by observable counters, as `Telemetry` does (see
+export/metrics.py for the measurement); the two latency and token histograms are the SDK's.
+Attributes are low-cardinality (model, outcome, error type, skip reason; never a trace id).
+Judge errors exist at 0 for every known type from the start, so an alert can be written before
+the first failure.
 """
 
 from __future__ import annotations
 
-import bisect
-import math
 import threading
-from collections import Counter
-from dataclasses import dataclass
-from typing import TypeAlias
+from collections.abc import Callable, Iterable
+
+from opentelemetry.metrics import CallbackOptions, Meter, NoOpMeter, Observation
 
 from tracescore import semconv
 
-__all__ = [
-    "DURATION_BUCKETS",
-    "TOKEN_BUCKETS",
-    "Attributes",
-    "CounterPoint",
-    "GaugePoint",
-    "HistogramPoint",
-    "JudgeCounters",
-    "MetricPoint",
-]
+__all__ = ["DURATION_BUCKETS", "TOKEN_BUCKETS", "Attributes", "JudgeCounters"]
 
-Attributes: TypeAlias = tuple[tuple[str, str], ...]
+Attributes = tuple[tuple[str, str], ...]
 
 # Bucket boundaries advised by the GenAI semantic conventions for these two histograms.
 DURATION_BUCKETS: tuple[float, ...] = (
@@ -35,90 +28,57 @@ DURATION_BUCKETS: tuple[float, ...] = (
 )  # fmt: skip
 TOKEN_BUCKETS: tuple[float, ...] = tuple(float(4**i) for i in range(14))
 
-
-@dataclass(frozen=True, slots=True)
-class CounterPoint:
-    """A monotonic sum."""
-
-    name: str
-    unit: str
-    description: str
-    attributes: Attributes
-    value: int
-
-
-@dataclass(frozen=True, slots=True)
-class GaugePoint:
-    """A current value."""
-
-    name: str
-    unit: str
-    description: str
-    attributes: Attributes
-    value: int
-
-
-@dataclass(frozen=True, slots=True)
-class HistogramPoint:
-    """Explicit-bucket histogram; `bucket_counts` has one more entry than `bounds`."""
-
-    name: str
-    unit: str
-    description: str
-    attributes: Attributes
-    count: int
-    sum: float
-    bounds: tuple[float, ...]
-    bucket_counts: tuple[int, ...]
-    min: float = math.inf
-    max: float = -math.inf
-
-
-MetricPoint: TypeAlias = CounterPoint | GaugePoint | HistogramPoint
-
-
-class _Histogram:
-    def __init__(self, bounds: tuple[float, ...]) -> None:
-        self.bounds = bounds
-        self.counts = [0] * (len(bounds) + 1)
-        self.count = 0
-        self.sum = 0.0
-        self.min = math.inf
-        self.max = -math.inf
-
-    def observe(self, value: float) -> None:
-        self.counts[bisect.bisect_left(self.bounds, value)] += 1
-        self.count += 1
-        self.sum += value
-        self.min = min(self.min, value)
-        self.max = max(self.max, value)
-
-
-_DESCRIPTIONS: dict[str, tuple[str, str]] = {
+_COUNTERS: dict[str, tuple[str, str]] = {
     semconv.METRIC_JUDGE_CALLS: ("{request}", "Judge requests sent, by model and outcome."),
     semconv.METRIC_JUDGE_ERRORS: ("{score}", "Judge scores that failed, by error type."),
     semconv.METRIC_JUDGE_RETRIES: ("{request}", "Judge requests retried, by reason."),
     semconv.METRIC_JUDGE_CACHE_HITS: ("{score}", "Judge answers served from the cache."),
     semconv.METRIC_JUDGE_SKIPPED: ("{score}", "Judge scores skipped on purpose, by reason."),
     semconv.METRIC_JUDGE_REDACTIONS: ("{match}", "Secrets redacted from judge prompts."),
-    semconv.METRIC_JUDGE_QUEUE_ITEMS: ("{run}", "Runs waiting for a judge."),
     semconv.METRIC_JUDGE_WAIT_EXPIRED: (
         "{run}",
         "Held spans released at judge_wait without their judge scores.",
     ),
-    semconv.METRIC_GEN_AI_CLIENT_OPERATION_DURATION: ("s", "Duration of judge requests."),
-    semconv.METRIC_GEN_AI_CLIENT_TOKEN_USAGE: ("{token}", "Tokens used by judge requests."),
 }
 
 
 class JudgeCounters:
     """Thread-safe cumulative counters; one instance per runner, shared by its clients."""
 
-    def __init__(self) -> None:
+    def __init__(self, meter: Meter | None = None) -> None:
+        """Create the instruments on `meter` (None: counted, not exported)."""
+        s = semconv
+        meter = meter or NoOpMeter(s.SCOPE_NAME)
         self._lock = threading.Lock()
-        self._counters: Counter[tuple[str, Attributes]] = Counter()
-        self._histograms: dict[tuple[str, Attributes], _Histogram] = {}
+        self._counts: dict[str, dict[Attributes, int]] = {name: {} for name in _COUNTERS}
+        for name in (
+            s.METRIC_JUDGE_CACHE_HITS,
+            s.METRIC_JUDGE_REDACTIONS,
+            s.METRIC_JUDGE_WAIT_EXPIRED,
+        ):
+            self._counts[name][()] = 0
+        for kind in s.JUDGE_ERROR_TYPES:
+            self._counts[s.METRIC_JUDGE_ERRORS][((s.ERROR_TYPE, kind),)] = 0
+        for reason in (s.JUDGE_SKIP_QUEUE_FULL, s.JUDGE_SKIP_BUDGET, s.JUDGE_SKIP_SHUTDOWN):
+            self._counts[s.METRIC_JUDGE_SKIPPED][((s.REASON, reason),)] = 0
         self._queue_items = 0
+        for name, (unit, description) in _COUNTERS.items():
+            meter.create_observable_counter(name, [self._observer(name)], unit, description)
+        meter.create_observable_gauge(
+            s.METRIC_JUDGE_QUEUE_ITEMS, [self._observe_queue], "{run}", "Runs waiting for a judge."
+        )
+        self._duration = meter.create_histogram(
+            s.METRIC_GEN_AI_CLIENT_OPERATION_DURATION,
+            "s",
+            "Duration of judge requests.",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        )
+        self._tokens = meter.create_histogram(
+            s.METRIC_GEN_AI_CLIENT_TOKEN_USAGE,
+            "{token}",
+            "Tokens used by judge requests.",
+            explicit_bucket_boundaries_advisory=TOKEN_BUCKETS,
+        )
 
     def call(
         self,
@@ -129,33 +89,19 @@ class JudgeCounters:
         output_tokens: int | None = None,
     ) -> None:
         """One judge HTTP request: its outcome (`ok` or an error type), time and tokens."""
-        base: Attributes = (
-            (semconv.GEN_AI_OPERATION_NAME, semconv.OP_CHAT),
-            (semconv.GEN_AI_REQUEST_MODEL, model),
+        s = semconv
+        base = {s.GEN_AI_OPERATION_NAME: s.OP_CHAT, s.GEN_AI_REQUEST_MODEL: model}
+        failed = {} if outcome == s.JUDGE_OUTCOME_OK else {s.ERROR_TYPE: outcome}
+        self._add(
+            s.METRIC_JUDGE_CALLS, ((s.GEN_AI_REQUEST_MODEL, model), (s.JUDGE_OUTCOME, outcome))
         )
-        failed = () if outcome == semconv.JUDGE_OUTCOME_OK else ((semconv.ERROR_TYPE, outcome),)
-        with self._lock:
-            self._count(
-                semconv.METRIC_JUDGE_CALLS,
-                ((semconv.GEN_AI_REQUEST_MODEL, model), (semconv.JUDGE_OUTCOME, outcome)),
-            )
-            self._observe(
-                semconv.METRIC_GEN_AI_CLIENT_OPERATION_DURATION,
-                (*base, *failed),
-                DURATION_BUCKETS,
-                duration_s,
-            )
-            for kind, tokens in (
-                (semconv.TOKEN_TYPE_INPUT, input_tokens),
-                (semconv.TOKEN_TYPE_OUTPUT, output_tokens),
-            ):
-                if tokens is not None:
-                    self._observe(
-                        semconv.METRIC_GEN_AI_CLIENT_TOKEN_USAGE,
-                        (*base, (semconv.GEN_AI_TOKEN_TYPE, kind)),
-                        TOKEN_BUCKETS,
-                        float(tokens),
-                    )
+        self._duration.record(duration_s, {**base, **failed})
+        for kind, tokens in (
+            (s.TOKEN_TYPE_INPUT, input_tokens),
+            (s.TOKEN_TYPE_OUTPUT, output_tokens),
+        ):
+            if tokens is not None:
+                self._tokens.record(tokens, {**base, s.GEN_AI_TOKEN_TYPE: kind})
 
     def error(self, error_type: str) -> None:
         """A judge score that failed for good."""
@@ -188,48 +134,30 @@ class JudgeCounters:
             self._queue_items = n
 
     def value(self, name: str, **attributes: str) -> int:
-        """Sum of a counter over points whose attributes include `attributes` (for tests)."""
+        """Sum of a counter over series whose attributes include `attributes` (for tests)."""
         wanted = set(attributes.items())
         with self._lock:
-            return sum(
-                v for (n, attrs), v in self._counters.items() if n == name and wanted <= set(attrs)
-            )
+            return sum(v for attrs, v in self._counts[name].items() if wanted <= set(attrs))
 
-    def collect(self) -> tuple[MetricPoint, ...]:
-        """Every point, cumulative since start, sorted by name then attributes."""
-        points: list[MetricPoint] = []
+    def series(self) -> dict[str, dict[Attributes, int]]:
+        """A copy of every counter's series and value (what the next collection reads)."""
         with self._lock:
-            for (name, attrs), value in sorted(self._counters.items()):
-                unit, description = _DESCRIPTIONS[name]
-                points.append(CounterPoint(name, unit, description, attrs, value))
-            for (name, attrs), hist in sorted(self._histograms.items(), key=lambda kv: kv[0]):
-                unit, description = _DESCRIPTIONS[name]
-                points.append(
-                    HistogramPoint(
-                        name, unit, description, attrs, hist.count, hist.sum, hist.bounds,
-                        tuple(hist.counts), hist.min, hist.max,
-                    )
-                )  # fmt: skip
-            unit, description = _DESCRIPTIONS[semconv.METRIC_JUDGE_QUEUE_ITEMS]
-            points.append(
-                GaugePoint(
-                    semconv.METRIC_JUDGE_QUEUE_ITEMS, unit, description, (), self._queue_items
-                )
-            )
-        return tuple(points)
+            return {name: dict(series) for name, series in self._counts.items()}
 
     def _add(self, name: str, attrs: Attributes, n: int = 1) -> None:
         with self._lock:
-            self._count(name, attrs, n)
+            series = self._counts[name]
+            series[attrs] = series.get(attrs, 0) + n
 
-    def _count(self, name: str, attrs: Attributes, n: int = 1) -> None:
-        self._counters[(name, tuple(sorted(attrs)))] += n
+    def _observer(self, name: str) -> Callable[[CallbackOptions], Iterable[Observation]]:
+        series = self._counts[name]
 
-    def _observe(
-        self, name: str, attrs: Attributes, bounds: tuple[float, ...], value: float
-    ) -> None:
-        key = (name, tuple(sorted(attrs)))
-        hist = self._histograms.get(key)
-        if hist is None:
-            hist = self._histograms[key] = _Histogram(bounds)
-        hist.observe(value)
+        def observe(options: CallbackOptions) -> list[Observation]:
+            with self._lock:
+                return [Observation(v, dict(k)) for k, v in series.items()]
+
+        return observe
+
+    def _observe_queue(self, options: CallbackOptions) -> list[Observation]:
+        with self._lock:
+            return [Observation(self._queue_items)]

@@ -349,12 +349,6 @@ static PyMethodDef methods[] = {
      "bind_plan(RunResult, Score): once, before run_plan (_plan.c)."},
     {"run_plan", (PyCFunction)(void (*)(void))tracescore_run_plan, METH_FASTCALL,
      "run_plan(plan, trajectory) -> the RunResult of a scenario's plan (_plan.c)."},
-    {"bind_metrics", tracescore_bind_metrics, METH_VARARGS,
-     "bind_metrics(RunResult, Trajectory, Score, _ScoreSeries, ToolCall): once, before "
-     "record_run (_metrics.c)."},
-    {"record_run", (PyCFunction)(void (*)(void))tracescore_record_run, METH_FASTCALL,
-     "record_run(state, result) -> score values left waiting, or None: the Python path must "
-     "record the run (_metrics.c)."},
     {"bind_checks", tracescore_bind_checks, METH_VARARGS,
      "bind_checks(Score, ToolCall): once, before check_score (_checks.c)."},
     {"check_score", (PyCFunction)(void (*)(void))tracescore_check_score, METH_FASTCALL,

@@ -312,9 +312,6 @@ PyObject *tracescore_select_calls_py(PyObject *self, PyObject *const *args, size
 /* _plan.c */
 PyObject *tracescore_bind_plan(PyObject *self, PyObject *args);
 PyObject *tracescore_run_plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-/* _metrics.c */
-PyObject *tracescore_bind_metrics(PyObject *self, PyObject *args);
-PyObject *tracescore_record_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* _checks.c */
 PyObject *tracescore_bind_checks(PyObject *self, PyObject *args);
 PyObject *tracescore_check_score(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

@@ -1,7 +1,7 @@
 """The live service: receivers → assembler → scoring → exporter, with one lifecycle.
 
-`start()` starts the exporter, binds the receivers and runs two loops on the event loop: a
-tick that scores due traces and retries waiting forwards, and a metrics push. `shutdown()`
+`start()` starts the exporter, binds the receivers, runs a tick on the event loop that scores
+due traces and retries waiting forwards, and starts the SDK's periodic metrics push. `shutdown()`
 (SIGTERM) stops accepting, scores every buffered trace, forwards everything held, pushes the
 final metrics and flushes the exporter, all within `service.shutdown_grace_period`. Both are
 safe to call in any order and more than once.
@@ -22,6 +22,7 @@ from tracescore.assembler import Assembler, AssemblerHooks, Ingest, Outbox
 from tracescore.config.model import Config
 from tracescore.export.metrics import Telemetry
 from tracescore.export.otlp import OtlpExporter
+from tracescore.export.otlp_metrics import CountingExporter, metric_exporter_for
 from tracescore.export.phoenix import PhoenixAnnotations
 from tracescore.export.spans import annotate_span_bytes
 from tracescore.pipeline.preflight import ServeSecrets
@@ -166,11 +167,13 @@ class Pipeline:
         self._serving = True
         self._tasks = [
             asyncio.create_task(self._loop(self._tick_s, self._tick), name="tracescore-tick"),
-            asyncio.create_task(
-                self._loop(self.config.service.metrics_interval, self._push_metrics),
-                name="tracescore-metrics",
-            ),
         ]
+        interval = self.config.service.metrics_interval
+        if self.config.exporter is not None and interval is not None:
+            endpoint = self.config.exporter.endpoint
+            exporter = metric_exporter_for(self.config.exporter)
+            counting = CountingExporter(exporter, self.telemetry, endpoint)
+            self.telemetry.push_to(counting, interval, self.config.exporter.timeout)
 
     async def shutdown(self) -> None:
         """Stop accepting, score and forward everything held, flush; safe any time, twice."""
@@ -194,9 +197,11 @@ class Pipeline:
                 await self.judges.shutdown(timeout=max(0.1, deadline - time.monotonic() - 1.0))
             # Spans still waiting for judge scores (judge_wait > 0) go with what is ready.
             self.assembler.drain_waits()
-            self._push_metrics()
             while not self._flush_outboxes() and time.monotonic() < deadline - 0.5:
                 await asyncio.sleep(0.02)
+            # The final values, pushed by the SDK's exporter (blocking: off the event loop).
+            push = max(0.1, min(5.0, (deadline - time.monotonic()) / 2))
+            await asyncio.to_thread(self.telemetry.stop_push, push)
         elif self._started and self.judges is not None:
             await self.judges.shutdown(timeout=0.1)
         # A start that failed accepted nothing: nothing to wait for at the exporter either.
@@ -228,11 +233,6 @@ class Pipeline:
             if outbox is not None:
                 done = outbox.flush() and done
         return done
-
-    def _push_metrics(self) -> None:
-        request = self.telemetry.to_otlp()
-        if not self.exporter.submit_metrics(request):
-            log.debug("metrics push skipped: export queue full (metrics are cumulative)")
 
     # -- receivers' consumer and status ----------------------------------------------------
 
