@@ -12,8 +12,8 @@ from typing import Any
 
 from opentelemetry.trace import Status, StatusCode
 
+from support.recording import recording_provider, spans_to_otlp_json
 from tracescore import semconv
-from tracescore.testing import recording_provider, spans_to_otlp_json
 
 Call = tuple[str, dict[str, Any], bool]  # tool name, arguments, ok
 

@@ -127,7 +127,13 @@ def test_downstream_down_then_back_loses_nothing(tmp_path: Path) -> None:
             _check_delivered(sink, runs)
             with urllib.request.urlopen(f"http://127.0.0.1:{serve.ports['http']}/metrics") as r:
                 metrics = r.read().decode()
-            assert "tracescore_spans_dropped_total{" not in metrics
+            dropped = [
+                float(line.rsplit(" ", 1)[1])
+                for line in metrics.splitlines()
+                if line.startswith("tracescore_spans_dropped_total{")
+            ]
+            assert dropped, "every known reason is a series from start-up"
+            assert set(dropped) == {0.0}, "nothing dropped"
             assert serve.stop()[0] == 0
         finally:
             sink.stop()

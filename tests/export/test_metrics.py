@@ -295,3 +295,25 @@ def test_prometheus_text_passes_the_strict_parser_with_folded_and_odd_values() -
     families = parse_prometheus(t.render_prometheus())
     agents = {s[1]["gen_ai_agent_name"] for s in families["tracescore_runs_total"].samples}
     assert agents == {"agent 0", "agent 1", semconv.OTHER_VALUE}
+
+
+def test_declared_evaluations_start_at_zero_for_every_result() -> None:
+    t = Telemetry()
+    t.declare_evaluations("checkout", ["tool_calls", "judge"])
+    results = parse_prometheus(t.render_prometheus())["tracescore_evaluation_results_total"]
+    series = {
+        (labels["gen_ai_evaluation_name"], labels["tracescore_evaluation_result"]): value
+        for _, labels, value in results.samples
+    }
+    assert set(series) == {
+        (name, result)
+        for name in ("tool_calls", "judge")
+        for result in ("passed", "failed", "error", "unscorable", "scored")
+    }
+    assert set(series.values()) == {0.0}
+    t.record_run(run())  # the same series count on
+    assert t.value(
+        semconv.METRIC_EVALUATION_RESULTS,
+        {semconv.GEN_AI_EVALUATION_NAME: "tool_calls", semconv.TRACESCORE_SCENARIO: "checkout",
+         semconv.EVALUATION_RESULT: "failed"},
+    ) == 1  # fmt: skip

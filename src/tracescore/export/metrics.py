@@ -50,6 +50,13 @@ Attrs: TypeAlias = tuple[tuple[str, str], ...]
 _MEMO_LIMIT = 4096
 _K = TypeVar("_K")
 _V = TypeVar("_V")
+_RESULTS = (
+    semconv.RESULT_PASSED,
+    semconv.RESULT_FAILED,
+    semconv.RESULT_ERROR,
+    semconv.RESULT_UNSCORABLE,
+    semconv.RESULT_SCORED,
+)
 # A scored run's series key in `tracescore.runs`, and its folded agent and scenario.
 _RunSeries: TypeAlias = tuple[Attrs, str | None, str | None]
 
@@ -184,6 +191,19 @@ class Telemetry:
         record = self._score_histogram.record
         for value, attributes in values:
             record(value, attributes)
+
+    def declare_evaluations(self, scenario: str, names: Iterable[str]) -> None:
+        """Start a scenario's scores by result at 0, so `increase()` counts their first ones."""
+        s = semconv
+        with self._lock:
+            folded = self._fold(s.TRACESCORE_SCENARIO, scenario)
+            for name in names:
+                base = _pairs(
+                    (s.GEN_AI_EVALUATION_NAME, self._fold(s.GEN_AI_EVALUATION_NAME, name)),
+                    (s.TRACESCORE_SCENARIO, folded),
+                )
+                for result in _RESULTS:
+                    self._results.setdefault((*base, (s.EVALUATION_RESULT, result)), 0)
 
     def _run_series(self, verdict: str | None, scenario: str, agent: str | None) -> _RunSeries:
         # Call with the lock held. Series keys follow each instrument's key order and leave

@@ -69,6 +69,9 @@ class Pipeline:
             raise ValueError("tracescore serve needs an exporter")
         self.config = config
         self.telemetry = telemetry or Telemetry()
+        for scenario in config.scenarios:
+            names = [entry.score_name for entry, _ in scenario.entries]
+            self.telemetry.declare_evaluations(scenario.name, names)
         if exporter is None:
             assert config.exporter is not None
             exporter = OtlpExporter(config.exporter, self.telemetry)

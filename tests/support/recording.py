@@ -1,7 +1,5 @@
-"""Helpers for tests and examples that record real spans: reproducible ids, OTLP JSON.
-
-They need the OpenTelemetry SDK and its OTLP encoder (`pip install tracescore[test]`), which the
-service itself does not: import this module only where spans are recorded.
+"""Helpers for tests and the examples' trace generators that record real spans: reproducible
+ids, OTLP JSON. They need the SDK's OTLP encoder (`pip install tracescore[test]`).
 """
 
 from __future__ import annotations
