@@ -6,9 +6,9 @@ Each round records the same runs (3 scores and 3 tool calls each, over 5 scenari
 and 6 tools: the series stay few, as in production) into a fresh recorder of each kind, in a
 shuffled order, and takes the process CPU time, with one `/metrics` scrape at the end (the old
 recorder deferred work to its reads); the median per round is printed. Kinds:
-  - `observable`: `Telemetry` as shipped (counters tallied in Python and read by observable
-    instruments, score values recorded into the SDK histogram), Prometheus reader only;
-  - `observable+otlp`: the same with a periodic OTLP reader added (as `serve` runs);
+  - `observable`: `Telemetry` as shipped (counts tallied in Python and read by observable
+    instruments, score values bucketed in bulk by export/histograms.py), Prometheus reader only;
+  - `observable+otlp`: the same pushing over OTLP too (as `serve` runs; the push discarded);
   - `per-call` and `per-call+otlp`: every count an SDK `Counter.add` as it happens (this file's
     `PerCall`, built the way `Telemetry` builds its series).
 Run it with another tree's `src` on PYTHONPATH to measure that tree's `Telemetry` as `as-is`.
@@ -147,7 +147,7 @@ def main() -> None:
 
         def pushing() -> Telemetry:
             telemetry = Telemetry()
-            telemetry.provider.add_metric_reader(_otlp_reader())
+            telemetry.push_to(_Discard(), 3600)
             return telemetry
 
         kinds = {

@@ -43,8 +43,8 @@ NOW_NS = 1_760_000_000_123_456_789
 # Digests of `_outputs()` as the code gave them before the scoring fast paths (re-pinned when
 # metrics moved to the OpenTelemetry SDK: every byte but `/metrics` checked unchanged).
 PINNED = {
-    "bench": "64453c87b364014df7e02b78c28e2aa51c254ba445c28089046025ab29d822be",
-    "varied": "2bbb2bbc54f6aa7715bd87d26e17568bae69f1a5d69f46de8cf393a86bccbffa",
+    "bench": "e96fd56f81574c4b79a5f8a99ed598485d2772e6e95eee98a837860ec885880e",
+    "varied": "8f3466db7c0c7af9373015e6d5d362330e4eb390b1c7f8e74d092d5aca2ca4d8",
 }
 
 VARIED_CONFIG = """
