@@ -6,11 +6,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import grpc
 import pytest
 from opentelemetry.proto.metrics.v1.metrics_pb2 import AggregationTemporality
 
+from support.agent_spans import agent_run, request
 from support.otlp_sink import OtlpSink, attrs, free_port
+from support.serve_thread import ServeThread
 from tracescore import semconv
+from tracescore.config import parse_config
 from tracescore.export.catalog import SCORE_BOUNDS
 from tracescore.export.metrics import Telemetry
 from tracescore.export.otlp_metrics import CountingExporter, metric_exporter
@@ -107,3 +111,47 @@ def test_a_failing_push_is_counted_and_logged_once(caplog: pytest.LogCaptureFixt
     assert endpoint in warnings[0].getMessage()
     assert "Failed to export" in warnings[0].getMessage(), "the SDK's words name the cause"
     telemetry.stop_push(0.5)
+
+
+SERVE = """
+scenarios:
+  - name: shop
+    match: {{agent: shop_agent}}
+    gates: [{{type: called_tool, tool: get_weather}}]
+receivers: {{grpc: {{endpoint: '127.0.0.1:0'}}, http: null}}
+exporter: {{endpoint: '{endpoint}'}}
+assembly: {{decision_wait: 50ms}}
+service: {{metrics_interval: {interval}}}
+"""
+
+
+@pytest.mark.parametrize("interval", ["null", "100ms"])
+def test_serve_pushes_every_interval_or_not_at_all(interval: str) -> None:
+    with OtlpSink() as sink:
+        config = parse_config(SERVE.format(endpoint=sink.endpoint, interval=interval))
+        run = agent_run()
+        with ServeThread(config) as serve:
+            with grpc.insecure_channel(f"127.0.0.1:{serve.grpc_port}") as channel:
+                export = channel.unary_unary(
+                    "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+                )
+                export(request(run.spans).SerializeToString(), timeout=10)
+            sink.wait_for(lambda: len(sink.log_records()) == 1)  # scored
+            if interval != "null":  # pushed while running, not only at shutdown
+                sink.wait_for(lambda: len(sink.requests("metrics")) >= 2)
+            serve.stop()
+        pushed = sink.requests("metrics")
+        if interval == "null":
+            assert pushed == [], "null turns the push off"
+            return
+        last = metrics_by_name_of(pushed[-1])
+        (runs,) = last[semconv.METRIC_RUNS].sum.data_points
+        assert runs.as_int == 1, "the final push, at shutdown, has the run"
+        (score,) = last[semconv.METRIC_EVALUATION_SCORE].histogram.data_points
+        assert (score.count, score.sum) == (1, 1.0)
+
+
+def metrics_by_name_of(request: Any) -> dict[str, Any]:
+    (rm,) = request.resource_metrics
+    (sm,) = rm.scope_metrics
+    return {m.name: m for m in sm.metrics}

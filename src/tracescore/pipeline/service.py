@@ -177,6 +177,9 @@ class Pipeline:
             exporter = metric_exporter_for(self.config.exporter)
             counting = CountingExporter(exporter, self.telemetry, endpoint)
             self.telemetry.push_to(counting, interval, self.config.exporter.timeout)
+            log.info("metrics: pushed over OTLP to %s every %gs", endpoint, interval)
+        else:
+            log.info("metrics: OTLP push off (service.metrics_interval: null)")
 
     async def shutdown(self) -> None:
         """Stop accepting, score and forward everything held, flush; safe any time, twice."""
