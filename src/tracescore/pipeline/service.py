@@ -178,7 +178,7 @@ class Pipeline:
             counting = CountingExporter(exporter, self.telemetry, endpoint)
             self.telemetry.push_to(counting, interval, self.config.exporter.timeout)
             log.info("metrics: pushed over OTLP to %s every %gs", endpoint, interval)
-        else:
+        elif interval is None:
             log.info("metrics: OTLP push off (service.metrics_interval: null)")
 
     async def shutdown(self) -> None:
