@@ -26,8 +26,8 @@ from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))  # the repo's test helpers
-from support.recording import recording_provider, spans_to_otlp_json
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # examples/: recording.py
+from recording import recording_provider, spans_to_otlp_json
 
 AGENT_NAME = "support-agent"
 HERE = Path(__file__).resolve().parent

@@ -12,7 +12,7 @@ from typing import Any
 
 from opentelemetry.trace import Status, StatusCode
 
-from support.recording import recording_provider, spans_to_otlp_json
+from recording import recording_provider, spans_to_otlp_json
 from tracescore import semconv
 
 Call = tuple[str, dict[str, Any], bool]  # tool name, arguments, ok

@@ -1,5 +1,6 @@
-"""Helpers for tests and the examples' trace generators that record real spans: reproducible
-ids, OTLP JSON. They need the SDK's OTLP encoder (`pip install tracescore[test]`).
+"""Helpers for the examples' trace generators (and the tests) that record real spans:
+reproducible ids, OTLP JSON. Not part of the tracescore package: they need the OpenTelemetry
+SDK's trace side and OTLP encoder (`pip install tracescore[test]`), which the service does not.
 """
 
 from __future__ import annotations
