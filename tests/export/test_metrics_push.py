@@ -155,3 +155,19 @@ def metrics_by_name_of(request: Any) -> dict[str, Any]:
     (rm,) = request.resource_metrics
     (sm,) = rm.scope_metrics
     return {m.name: m for m in sm.metrics}
+
+
+def test_the_push_stays_cumulative_whatever_the_environment_prefers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "delta")
+    with OtlpSink("http") as sink:
+        telemetry = Telemetry()
+        exporter = metric_exporter(sink.endpoint, "http/protobuf")
+        telemetry.push_to(CountingExporter(exporter, telemetry, sink.endpoint), 3600)
+        telemetry.spans_forwarded(7)
+        telemetry.observe_export_latency("traces", 0.1)
+        telemetry.stop_push(5)
+        metrics = metrics_by_name(sink)
+    assert metrics[semconv.METRIC_SPANS_FORWARDED].sum.aggregation_temporality == CUMULATIVE
+    assert metrics[semconv.METRIC_EXPORT_DURATION].histogram.aggregation_temporality == CUMULATIVE

@@ -24,7 +24,20 @@ from opentelemetry.exporter.otlp.proto.http import Compression as HttpCompressio
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
     OTLPMetricExporter as HttpMetricExporter,
 )
-from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
+from opentelemetry.sdk.metrics import (
+    Counter,
+    Histogram,
+    ObservableCounter,
+    ObservableGauge,
+    ObservableUpDownCounter,
+    UpDownCounter,
+)
+from opentelemetry.sdk.metrics.export import (
+    AggregationTemporality,
+    MetricExporter,
+    MetricExportResult,
+    MetricsData,
+)
 
 from tracescore.config.serve import ClientTlsSettings, ExporterSettings
 from tracescore.export.metrics import Telemetry
@@ -34,6 +47,14 @@ __all__ = ["METRICS_PATH", "CountingExporter", "metric_exporter", "metric_export
 log = logging.getLogger(__name__)
 
 METRICS_PATH = "/v1/metrics"
+_INSTRUMENTS = (
+    Counter,
+    UpDownCounter,
+    Histogram,
+    ObservableCounter,
+    ObservableUpDownCounter,
+    ObservableGauge,
+)
 _SIGNAL = "metrics"
 
 
@@ -89,8 +110,14 @@ class CountingExporter(MetricExporter):
     """An exporter that times and counts what `inner` does, and says when it starts failing."""
 
     def __init__(self, inner: MetricExporter, telemetry: Telemetry, endpoint: str) -> None:
+        # Cumulative whatever OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE says (the reader
+        # collects as its exporter prefers): the bulk histograms (export/histograms.py) are
+        # cumulative, as `/metrics` is.
+        cumulative: dict[type, AggregationTemporality] = dict.fromkeys(
+            _INSTRUMENTS, AggregationTemporality.CUMULATIVE
+        )
         super().__init__(
-            preferred_temporality=inner._preferred_temporality,
+            preferred_temporality=cumulative,
             preferred_aggregation=inner._preferred_aggregation,
         )
         self._inner = inner
