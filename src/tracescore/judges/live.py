@@ -142,4 +142,3 @@ class LiveJudges:
         self._logs.send(evaluation_logs([result]).SerializeToString(), len(judged.scores))
         if self._viewers is not None:
             self._viewers(result)
-
