@@ -49,7 +49,8 @@ odd:
     return NULL;
 }
 
-/* Remember a key the dict holds (key: a bytes object owned by the dict). */
+/* Remember a key the dict holds (key: a bytes object the dict holds; the table holds it and
+ * kept too, until tracescore_table_clear). */
 void tracescore_table_add(Ctx *ctx, PyObject *key, PyObject *kept) {
     if (ctx->used >= TABLE_FILL || !PyBytes_Check(key)) return;
     PyObject *needles, *text = split_kept(kept, &needles);
@@ -68,7 +69,20 @@ void tracescore_table_add(Ctx *ctx, PyObject *key, PyObject *kept) {
     slot->kept = text;
     slot->needles = needles;
     slot->rule = rule_bits(ctx, text);
+    slot->key = Py_NewRef(key);
+    slot->answer = Py_NewRef(kept);
     ctx->used++;
+}
+
+void tracescore_table_clear(Ctx *ctx) {
+    for (int n = 0; n < TABLE_SIZE && ctx->used > 0; n++) {
+        Slot *slot = &ctx->table[n];
+        if (slot->data == NULL) continue;
+        Py_CLEAR(slot->key);
+        Py_CLEAR(slot->answer);
+        slot->data = NULL;
+        ctx->used--;
+    }
 }
 
 /* Whether one of the needles starts at data[at]. */
@@ -223,7 +237,7 @@ static PyObject *kept_key(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Slot **
         Py_INCREF(kept); /* a key past the table's fill: raw is not the dict's own object */
     } else if (!PyErr_Occurred()) {
         kept = PyObject_CallOneArg(ctx->classify, raw);
-        if (kept != NULL && PyDict_GET_SIZE(ctx->keys) < KEY_CACHE_LIMIT) {
+        if (kept != NULL && len <= KEY_CACHE_MAX && PyDict_GET_SIZE(ctx->keys) < KEY_CACHE_LIMIT) {
             if (PyDict_SetItem(ctx->keys, raw, kept) < 0)
                 Py_CLEAR(kept);
             else
@@ -289,8 +303,12 @@ int tracescore_key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *
             PyErr_SetString(PyExc_TypeError, "slow_kv must return (key, value, size)");
             rc = -1;
         } else if (PyTuple_GET_ITEM(pair, 0) != Py_None) {
-            rc = PyDict_SetItem(attrs, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1));
-            *size += PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 2));
+            Py_ssize_t held = PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 2));
+            if (held == -1 && PyErr_Occurred())
+                rc = -1;
+            else if ((rc = PyDict_SetItem(attrs, PyTuple_GET_ITEM(pair, 0),
+                                          PyTuple_GET_ITEM(pair, 1))) == 0)
+                *size += held;
         }
         Py_DECREF(pair);
         return rc;
@@ -320,6 +338,7 @@ int tracescore_key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *
     PyObject *decoded =
         value == NULL ? Py_NewRef(Py_None) : any_value(ctx, slot, value, value_len, size);
     int rc = decoded == NULL ? -1 : PyDict_SetItem(attrs, kept, decoded);
+    if (rc == 0 && key_len > KEY_CACHE_MAX) *size += key_len; /* a str of its own: counted */
     if (rc == 0) { /* the dict holds decoded until a later value of the key replaces it */
         if (rule & RULE_ATTRIBUTE) s->rule_value = decoded;
         s->rule_key |= (rule & RULE_KEY) != 0;

@@ -8,14 +8,23 @@
 #include "_scan.h"
 #include <stdlib.h>
 
-/* Where a walk writes: into `out` when set; with out == NULL it only counts (sizing). */
+/* Where a walk writes: into `out` (room for `cap` bytes) when set; with out == NULL it only
+ * counts (sizing). A write past `cap` is not made but noted (`overflow`): the caller then
+ * fails with SystemError instead of writing past what it allocated. */
 typedef struct {
     char *out;
-    Py_ssize_t len;
+    Py_ssize_t len, cap;
+    int overflow;
 } Out;
 
 static void put(Out *o, const void *p, Py_ssize_t n) {
-    if (o->out != NULL && n > 0) memcpy(o->out + o->len, p, (size_t)n);
+    if (o->out != NULL && n > 0) {
+        if (n > o->cap - o->len) {
+            o->overflow = 1;
+            return;
+        }
+        memcpy(o->out + o->len, p, (size_t)n);
+    }
     o->len += n;
 }
 
@@ -39,6 +48,8 @@ static void put_head(Out *o, uint8_t tag, Py_ssize_t size) {
 
 /* A scope or resource that loses spans: what the sizing walk found, in walk order. */
 typedef struct {
+    Py_ssize_t index;  /* the resource's or the scope's index in the request or resource */
+    int resource;      /* whether it is a resource's Part (else a scope's) */
     Py_ssize_t len;    /* its payload's new length */
     int left;          /* whether it stays (a scope: spans remain; a resource: scopes do) */
     Py_ssize_t *drops; /* a scope's span indices to take out, ascending (owned) */
@@ -78,28 +89,39 @@ static int cmp_index(const void *a, const void *b) {
 
 /* The fields of the message [p, end) but those numbered `skip`, as bytes (new reference). */
 static PyObject *fields_except(const uint8_t *p, const uint8_t *end, uint32_t skip) {
-    Out o = {NULL, 0};
+    Out o = {NULL, 0, 0, 0};
     for (int write = 0; write < 2; write++) {
         PyObject *bytes = NULL;
         if (write) {
             bytes = PyBytes_FromStringAndSize(NULL, o.len);
             if (bytes == NULL) return NULL;
-            o = (Out){PyBytes_AS_STRING(bytes), 0};
+            o = (Out){PyBytes_AS_STRING(bytes), 0, o.len, 0};
         }
         Field f;
         for (const uint8_t *q = p; q < end;) {
             const uint8_t *start = q;
-            next_field(&q, end, &f); /* checked by the sizing walk */
+            if (read_field(&q, end, &f, "cut")) { /* checked by the sizing walk */
+                Py_XDECREF(bytes);
+                return NULL;
+            }
             if (!(f.number == skip && f.wire == 2)) put(&o, start, q - start);
         }
-        if (write) return bytes;
+        if (write) {
+            if (o.overflow || o.len != o.cap) {
+                Py_DECREF(bytes);
+                PyErr_SetString(PyExc_SystemError, "cut_spans: sized and written lengths differ");
+                return NULL;
+            }
+            return bytes;
+        }
     }
     return NULL; /* not reached */
 }
 
 /* Size a ScopeSpans payload [p, end) without the spans `drop` (a set) names, into `part`. */
 static int size_scope(const uint8_t *p, const uint8_t *end, PyObject *drop, Part *part) {
-    if (!PyAnySet_Check(drop)) {
+    /* Exactly a set: no Python code (a subclass's __len__ or __iter__) runs while it is read. */
+    if (!PyAnySet_CheckExact(drop)) {
         PyErr_SetString(PyExc_TypeError, "cut_spans: span indices must be a set");
         return -1;
     }
@@ -147,7 +169,10 @@ static int write_scope(const uint8_t *p, const uint8_t *end, const Part *part, O
     Field f;
     while (rc == 0 && p < end) {
         const uint8_t *start = p;
-        next_field(&p, end, &f); /* checked by the sizing walk */
+        if (read_field(&p, end, &f, "scope_spans")) { /* checked by the sizing walk */
+            rc = -1;
+            break;
+        }
         if (f.number == 2 && f.wire == 2) {
             k++;
             while (next < part->n_drop && part->drops[next] < k) next++;
@@ -167,6 +192,16 @@ static int write_scope(const uint8_t *p, const uint8_t *end, const Part *part, O
     return rc;
 }
 
+/* The next Part of the plan for the writing walk when it is the one for `index`, else NULL:
+ * the writing walk follows the plan made by the sizing walk and asks the caller's dicts
+ * nothing, so nothing they do between the walks can change what is written. */
+static const Part *next_part(Plan *plan, Py_ssize_t index, int resource) {
+    if (plan->next >= plan->count || plan->parts[plan->next].index != index ||
+        plan->parts[plan->next].resource != resource)
+        return NULL;
+    return &plan->parts[plan->next++];
+}
+
 /* The ResourceSpans payload [p, end) with cuts in its scopes: sized (o == NULL: the plan
  * gets the resource's Part, then its scopes') or written into `o` (their Parts consumed in the
  * same order, the resource's by the caller). 0, or -1 on error. */
@@ -174,7 +209,12 @@ static int walk_resource(const uint8_t *p, const uint8_t *end, Py_ssize_t i, PyO
                          Plan *plan, Out *o, PyObject *held) {
     int sizing = o == NULL;
     Py_ssize_t len = end - p, j = -1, at = plan->count;
-    if (sizing && plan_add(plan) == NULL) return -1; /* the resource's, filled in below */
+    if (sizing) {
+        Part *resource = plan_add(plan); /* filled in below */
+        if (resource == NULL) return -1;
+        resource->index = i;
+        resource->resource = 1;
+    }
     int had_scopes = 0, kept_scopes = 0;
     PyObject *rs_header = NULL;
     if (!sizing && (rs_header = fields_except(p, end, 2)) == NULL) return -1;
@@ -189,32 +229,41 @@ static int walk_resource(const uint8_t *p, const uint8_t *end, Py_ssize_t i, PyO
         }
         j++;
         had_scopes = 1;
+        if (!sizing) {
+            const Part *scope = next_part(plan, j, 0);
+            if (scope == NULL) { /* no cut in this scope */
+                put(o, start, p - start);
+                continue;
+            }
+            Out dropped = {NULL, 0, 0, 0};
+            Out *into = scope->left ? o : &dropped; /* a scope left empty is not written */
+            if (scope->left) put_head(o, 0x12, scope->len);
+            if (write_scope(f.data, f.data + f.len, scope, into, held, i, j, rs_header))
+                goto done;
+            continue;
+        }
         PyObject *index = PyLong_FromSsize_t(j);
         if (index == NULL) goto done;
         PyObject *drop = PyDict_GetItemWithError(by_scope, index); /* borrowed */
         Py_DECREF(index);
-        int truthy = drop == NULL ? 0 : PyObject_IsTrue(drop);
-        if (PyErr_Occurred() || truthy < 0) goto done;
-        if (!truthy) {
+        if (drop == NULL && PyErr_Occurred()) goto done;
+        if (drop != NULL && !PyAnySet_CheckExact(drop)) {
+            PyErr_SetString(PyExc_TypeError, "cut_spans: span indices must be a set");
+            goto done;
+        }
+        if (drop == NULL || PySet_GET_SIZE(drop) == 0) {
             kept_scopes = 1;
-            if (!sizing) put(o, start, p - start);
             continue;
         }
-        if (sizing) {
-            Part *scope = plan_add(plan);
-            if (scope == NULL || size_scope(f.data, f.data + f.len, drop, scope)) goto done;
-            len -= p - start;
-            if (scope->left) {
-                len += field_size(scope->len);
-                kept_scopes = 1;
-            }
-            continue;
+        Part *scope = plan_add(plan);
+        if (scope == NULL) goto done;
+        scope->index = j;
+        if (size_scope(f.data, f.data + f.len, drop, scope)) goto done;
+        len -= p - start;
+        if (scope->left) {
+            len += field_size(scope->len);
+            kept_scopes = 1;
         }
-        const Part *scope = &plan->parts[plan->next++];
-        Out dropped = {NULL, 0};
-        Out *into = scope->left ? o : &dropped; /* a scope left empty is not written */
-        if (scope->left) put_head(o, 0x12, scope->len);
-        if (write_scope(f.data, f.data + f.len, scope, into, held, i, j, rs_header)) goto done;
     }
     if (sizing) {
         plan->parts[at].len = len;
@@ -233,7 +282,7 @@ static int changes_of(PyObject *remove, Py_ssize_t i, PyObject **by_scope) {
     *by_scope = PyDict_GetItemWithError(remove, index); /* borrowed */
     Py_DECREF(index);
     if (*by_scope == NULL && PyErr_Occurred()) return -1;
-    if (*by_scope != NULL && !PyDict_Check(*by_scope)) {
+    if (*by_scope != NULL && !PyDict_CheckExact(*by_scope)) {
         PyErr_SetString(PyExc_TypeError, "cut_spans: remove[rs] must be a dict");
         return -1;
     }
@@ -242,15 +291,16 @@ static int changes_of(PyObject *remove, Py_ssize_t i, PyObject **by_scope) {
 }
 
 PyObject *tracescore_cut_spans(PyObject *self, PyObject *args) {
-    Py_buffer body;
-    PyObject *remove, *held = NULL, *kept = NULL, *out = NULL;
-    if (!PyArg_ParseTuple(args, "y*O!", &body, &PyDict_Type, &remove)) return NULL;
+    PyObject *raw, *remove, *held = NULL, *kept = NULL, *out = NULL;
+    /* Only bytes (their contents cannot change between the walks) and exact dicts. */
+    if (!PyArg_ParseTuple(args, "O!O!", &PyBytes_Type, &raw, &PyDict_Type, &remove)) return NULL;
     Plan plan = {0};
-    const uint8_t *start, *p, *end = (const uint8_t *)body.buf + body.len;
-    Py_ssize_t i = -1, total = body.len;
+    const uint8_t *body = (const uint8_t *)PyBytes_AS_STRING(raw);
+    const uint8_t *start, *p, *end = body + PyBytes_GET_SIZE(raw);
+    Py_ssize_t i = -1, total = PyBytes_GET_SIZE(raw);
     Field f;
-    /* Sizing: each resource that loses spans, and its scopes. */
-    for (p = body.buf; p < end;) {
+    /* Sizing: each resource that loses spans, and its scopes, planned. */
+    for (p = body; p < end;) {
         start = p;
         if (read_field(&p, end, &f, "request")) goto done;
         PyObject *by_scope = NULL;
@@ -262,27 +312,29 @@ PyObject *tracescore_cut_spans(PyObject *self, PyObject *args) {
         total -= p - start;
         if (resource->left) total += field_size(resource->len);
     }
-    /* Writing, straight into the bytes object. */
+    /* Writing, straight into the bytes object, as planned. */
     if ((held = PyDict_New()) == NULL) goto done;
     if ((kept = PyBytes_FromStringAndSize(NULL, total)) == NULL) goto done;
-    Out o = {PyBytes_AS_STRING(kept), 0};
+    Out o = {PyBytes_AS_STRING(kept), 0, total, 0};
     i = -1;
-    for (p = body.buf; p < end;) {
+    for (p = body; p < end;) {
         start = p;
-        next_field(&p, end, &f); /* checked by the sizing walk */
-        PyObject *by_scope = NULL;
-        if (f.number == 1 && f.wire == 2 && (++i, changes_of(remove, i, &by_scope))) goto done;
-        if (by_scope == NULL) {
+        if (read_field(&p, end, &f, "request")) goto done; /* checked by the sizing walk */
+        const Part *resource = NULL;
+        if (f.number == 1 && f.wire == 2) {
+            ++i;
+            resource = next_part(&plan, i, 1);
+        }
+        if (resource == NULL) {
             put(&o, start, p - start);
             continue;
         }
-        const Part *resource = &plan.parts[plan.next++];
-        Out dropped = {NULL, 0};
+        Out dropped = {NULL, 0, 0, 0};
         Out *into = resource->left ? &o : &dropped;
         if (resource->left) put_head(&o, 0x0a, resource->len);
-        if (walk_resource(f.data, f.data + f.len, i, by_scope, &plan, into, held)) goto done;
+        if (walk_resource(f.data, f.data + f.len, i, NULL, &plan, into, held)) goto done;
     }
-    if (o.len != total) {
+    if (o.overflow || o.len != total || plan.next != plan.count) {
         PyErr_SetString(PyExc_SystemError, "cut_spans: sized and written lengths differ");
         goto done;
     }
@@ -291,6 +343,5 @@ done:
     Py_XDECREF(held);
     Py_XDECREF(kept);
     plan_free(&plan);
-    PyBuffer_Release(&body);
     return out;
 }

@@ -114,12 +114,13 @@ static Group *group_of(Grouping *g, const uint8_t *trace, Py_ssize_t at) {
  * is built (and dropped) as for any span, so both paths fail on the same input. */
 static int reject(Shared *sh, Grouping *g, Parsed *s, Py_ssize_t i, Py_ssize_t j, Py_ssize_t k,
                   PyObject *resource, PyObject *scope) {
-    PyObject *items[6] = {PyLong_FromSsize_t(i), PyLong_FromSsize_t(j), PyLong_FromSsize_t(k),
-                          bytes_of(s->trace, s->trace_len), bytes_of(s->sid, s->sid_len), NULL};
     PyObject *record = tracescore_record_of(sh, s, tracescore_hex_of(s->trace, s->trace_len),
                                             resource, scope);
-    if (record != NULL) items[5] = Py_NewRef(field_of(record, R_NAME));
-    Py_XDECREF(record);
+    if (record == NULL) return -1;
+    PyObject *items[6] = {PyLong_FromSsize_t(i), PyLong_FromSsize_t(j), PyLong_FromSsize_t(k),
+                          bytes_of(s->trace, s->trace_len), bytes_of(s->sid, s->sid_len),
+                          Py_NewRef(field_of(record, R_NAME))};
+    Py_DECREF(record);
     PyObject *item = tuple_of(items, 6);
     int rc = item == NULL ? -1 : PyList_Append(g->rejects, item);
     Py_XDECREF(item);

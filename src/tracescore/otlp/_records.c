@@ -17,6 +17,7 @@ static PyObject *record_event = NULL;
 
 PyObject *tracescore_bind(PyObject *self, PyObject *args) {
     PyObject *type, *fields, *statuses, *event;
+    Py_ssize_t offsets[R_FIELDS];
     if (!PyArg_ParseTuple(args, "O!O!O!O", &PyType_Type, &type, &PyTuple_Type, &fields,
                           &PyTuple_Type, &statuses, &event))
         return NULL;
@@ -25,22 +26,33 @@ PyObject *tracescore_bind(PyObject *self, PyObject *args) {
     if (PyTuple_GET_SIZE(fields) != R_FIELDS || PyTuple_GET_SIZE(statuses) != 3)
         return PyErr_Format(PyExc_TypeError, "bind: expected %d fields and 3 statuses",
                             R_FIELDS);
+    PyTypeObject *cls = (PyTypeObject *)type;
+    if (cls->tp_itemsize != 0 || cls->tp_alloc == NULL || !PyCallable_Check(event))
+        return PyErr_Format(PyExc_TypeError, "bind: a slotted class and an event function");
     for (int n = 0; n < R_FIELDS; n++) {
         PyObject *name = PyUnicode_FromString(record_fields[n]);
         if (name == NULL) return NULL;
         int listed = PySequence_Contains(fields, name);
         PyObject *descr = listed == 1 ? PyObject_GetAttr(type, name) : NULL;
         Py_DECREF(name);
-        if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type) ||
-            ((PyMemberDescrObject *)descr)->d_member->type != T_OBJECT_EX) {
+        /* The slot must be one of this class's own layout: a member descriptor of the class
+         * or a base, whose offset lies inside the instances this class allocates. */
+        PyMemberDef *member = descr != NULL && Py_IS_TYPE(descr, &PyMemberDescr_Type)
+                                  ? ((PyMemberDescrObject *)descr)->d_member
+                                  : NULL;
+        if (member == NULL || member->type != T_OBJECT_EX || member->offset < 0 ||
+            (size_t)member->offset + sizeof(PyObject *) > (size_t)cls->tp_basicsize ||
+            !PyType_IsSubtype(cls, PyDescr_TYPE(descr))) {
             Py_XDECREF(descr);
             PyErr_Clear();
             return PyErr_Format(PyExc_TypeError, "bind: %s is not a slot of the record class",
                                 record_fields[n]);
         }
-        tracescore_record_offsets[n] = ((PyMemberDescrObject *)descr)->d_member->offset;
+        offsets[n] = member->offset;
         Py_DECREF(descr);
     }
+    /* All or nothing: a bind refused halfway leaves the binding before it in place. */
+    memcpy(tracescore_record_offsets, offsets, sizeof offsets);
     Py_XSETREF(record_type, (PyTypeObject *)Py_NewRef(type));
     Py_XSETREF(record_statuses, Py_NewRef(statuses));
     Py_XSETREF(record_event, Py_NewRef(event));
@@ -127,11 +139,14 @@ static PyObject *name_of(Shared *sh, const uint8_t *data, Py_ssize_t len, int *p
         *prefixed = slot->prefixed;
         return Py_NewRef(slot->text);
     }
-    PyObject *name = shared(sh->names, text_of(data, len));
+    /* A long name is a str of its own, counted in its record's size (LONG_TEXT): shared, the
+     * cache would keep what a client sends across requests. */
+    PyObject *name = len > NAME_SHARE_MAX ? text_of(data, len) : shared(sh->names, text_of(data, len));
     *prefixed = -1;
     if (name != NULL && sh->names_used < NAME_TABLE_FILL) {
         int known = sh->rule == NULL ? -1 : prefixed_by(sh->rule, name);
-        if (known < 0) PyErr_Clear(); /* asked again by the candidate test, which reports it */
+        /* A failed test is asked again by the candidate test, which reports it. */
+        if (known < 0 && sh->rule != NULL) PyErr_Clear();
         *slot = (TextSlot){.data = data, .len = len, .hash = hash, .text = Py_NewRef(name),
                            .prefixed = known};
         sh->names_used++;
@@ -174,7 +189,7 @@ PyObject *tracescore_record_of(Shared *sh, Parsed *s, PyObject *trace_hex, PyObj
     int32_t code = (int32_t)s->code; /* an int32 field, as upb and the tuples read it */
     PyObject *status = PyTuple_GET_ITEM(record_statuses, code >= 0 && code <= 2 ? code : 0);
     PyObject *events = s->events;
-    if (PyTuple_GET_SIZE(s->events)) {
+    if (trace_hex != NULL && PyTuple_GET_SIZE(s->events)) {
         events = PyTuple_New(PyTuple_GET_SIZE(s->events));
         for (Py_ssize_t n = 0; events != NULL && n < PyTuple_GET_SIZE(s->events); n++) {
             PyObject *event = PyObject_CallOneArg(record_event, PyTuple_GET_ITEM(s->events, n));
@@ -183,26 +198,26 @@ PyObject *tracescore_record_of(Shared *sh, Parsed *s, PyObject *trace_hex, PyObj
         }
         Py_DECREF(s->events);
     }
-    PyObject *values[R_FIELDS] = {
-        [R_TRACE_ID] = trace_hex,
-        [R_SPAN_ID] = tracescore_hex_of(s->sid, s->sid_len),
-        [R_PARENT] = parent_set ? parent_hex_of(sh, s->parent) : Py_NewRef(Py_None),
-        [R_NAME] = name_of(sh, s->name, s->name_len, &s->prefixed),
-        [R_START] = PyLong_FromUnsignedLongLong(s->start),
-        [R_END] = PyLong_FromUnsignedLongLong(s->stop),
-        [R_KIND] = PyLong_FromLong((int32_t)s->kind),
-        [R_STATUS_CODE] = Py_NewRef(status),
-        [R_STATUS_MESSAGE] = text_of(s->msg, s->msg_len),
-        [R_ATTRIBUTES] = s->attrs,
-        [R_EVENTS] = events,
-        [R_RESOURCE] = Py_NewRef(resource),
-        [R_SCOPE] = Py_NewRef(scope),
-    };
+    /* Made in order, and none after the first failure: no C API call with an exception set. */
+    PyObject *values[R_FIELDS] = {[R_TRACE_ID] = trace_hex, [R_EVENTS] = events,
+                                  [R_ATTRIBUTES] = s->attrs};
+    int ok = trace_hex != NULL && events != NULL;
+    ok = ok && (values[R_SPAN_ID] = tracescore_hex_of(s->sid, s->sid_len)) != NULL;
+    ok = ok && (values[R_PARENT] = parent_set ? parent_hex_of(sh, s->parent)
+                                              : Py_NewRef(Py_None)) != NULL;
+    ok = ok && (values[R_NAME] = name_of(sh, s->name, s->name_len, &s->prefixed)) != NULL;
+    ok = ok && (values[R_START] = PyLong_FromUnsignedLongLong(s->start)) != NULL;
+    ok = ok && (values[R_END] = PyLong_FromUnsignedLongLong(s->stop)) != NULL;
+    ok = ok && (values[R_KIND] = PyLong_FromLong((int32_t)s->kind)) != NULL;
+    if (ok) values[R_STATUS_CODE] = Py_NewRef(status);
+    ok = ok && (values[R_STATUS_MESSAGE] = text_of(s->msg, s->msg_len)) != NULL;
+    if (ok) {
+        values[R_RESOURCE] = Py_NewRef(resource);
+        values[R_SCOPE] = Py_NewRef(scope);
+    }
     s->attrs = s->events = NULL;
-    PyObject *record = record_type->tp_alloc(record_type, 0);
-    int ok = record != NULL;
-    for (int n = 0; n < R_FIELDS; n++) ok = ok && values[n] != NULL;
-    if (!ok) {
+    PyObject *record = ok ? record_type->tp_alloc(record_type, 0) : NULL;
+    if (record == NULL) {
         for (int n = 0; n < R_FIELDS; n++) Py_XDECREF(values[n]);
         Py_XDECREF(record);
         return NULL;
@@ -214,7 +229,7 @@ PyObject *tracescore_record_of(Shared *sh, Parsed *s, PyObject *trace_hex, PyObj
      * a cycle, and reference counting frees it. Held records are most of what `serve` keeps
      * alive for decision_wait: tracked, every young, middle and full collection walked them
      * again (about 15% of scoring live, in-process replay with serve's GC settings). */
-    PyObject_GC_UnTrack(record);
+    if (PyObject_IS_GC(record)) PyObject_GC_UnTrack(record);
     return record;
 }
 
@@ -232,6 +247,11 @@ PyObject *tracescore_span_record(Ctx *ctx, Shared *sh, const uint8_t *data, Py_s
                     : tracescore_is_scanned_candidate(sh->rule, &s,
                                                       field_of(record, R_ATTRIBUTES),
                                                       field_of(record, R_NAME));
+    if (candidate < 0) { /* the exception stands: nothing more is asked of the C API */
+        Py_XDECREF(trace);
+        Py_XDECREF(record);
+        return NULL;
+    }
     PyObject *items[8] = {
         PyLong_FromSsize_t(i), PyLong_FromSsize_t(j), PyLong_FromSsize_t(k), trace,
         bytes_of(s.sid, s.sid_len), PyLong_FromSsize_t(s.size), record,

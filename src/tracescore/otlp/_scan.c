@@ -48,6 +48,54 @@
  */
 #include "_scan.h"
 
+uint64_t tracescore_hash_key[2];
+
+int tracescore_skip_group(const uint8_t **pos, const uint8_t *end, uint32_t number,
+                          const uint8_t **content_end) {
+    uint32_t open[GROUP_DEPTH_LIMIT];
+    int depth = 0;
+    const uint8_t *p = *pos;
+    uint64_t tag, value;
+    open[depth++] = number;
+    while (p < end) {
+        const uint8_t *at = p;
+        if (read_varint(&p, end, &tag) || tag > UINT32_MAX) return -1;
+        uint32_t inner = (uint32_t)(tag >> 3); /* upb takes field number 0 inside a group */
+        switch (tag & 7) {
+        case 0:
+            if (read_varint(&p, end, &value)) return -1;
+            break;
+        case 1:
+            if (end - p < 8) return -1;
+            p += 8;
+            break;
+        case 5:
+            if (end - p < 4) return -1;
+            p += 4;
+            break;
+        case 2:
+            if (read_varint(&p, end, &value) || value > (uint64_t)(end - p)) return -1;
+            p += value;
+            break;
+        case 3:
+            if (depth == GROUP_DEPTH_LIMIT) return -1;
+            open[depth++] = inner;
+            break;
+        case 4:
+            if (inner != open[depth - 1]) return -1;
+            if (--depth == 0) {
+                *content_end = at;
+                *pos = p;
+                return 0;
+            }
+            break;
+        default:
+            return -1;
+        }
+    }
+    return -1; /* no end-group tag */
+}
+
 static void parsed_clear(Parsed *s) {
     Py_CLEAR(s->attrs);
     Py_CLEAR(s->events);
@@ -112,6 +160,8 @@ int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed 
     Py_CLEAR(events);
     if (s->events == NULL) goto fail;
     s->size += ctx->overhead * PyDict_GET_SIZE(s->attrs);
+    if (s->name_len > LONG_TEXT) s->size += s->name_len; /* not shared: see LONG_TEXT */
+    if (s->msg_len > LONG_TEXT) s->size += s->msg_len;
     return 0;
 fail:
     Py_XDECREF(events);
@@ -156,6 +206,7 @@ typedef struct {
 
 /* Every span of body, as tuples (records == NULL) or records, appended to a new list. */
 static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
+    Py_ssize_t spans = 0;
     ctx->used = ctx->values_used = 0;
     memset(ctx->table, 0, sizeof ctx->table);
     memset(ctx->values, 0, sizeof ctx->values);
@@ -188,7 +239,10 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
         }
         if (resource == NULL) goto fail;
         for (q = rs.data; q < rs_end;) {
-            next_field(&q, rs_end, &g); /* checked above */
+            if (read_field(&q, rs_end, &g, "resource_spans")) { /* read above: not reached */
+                Py_DECREF(resource);
+                goto fail;
+            }
             if (g.number != 2 || g.wire != 2) continue;
             j++;
             const uint8_t *ss_end = g.data + g.len, *r = g.data;
@@ -215,9 +269,18 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
             PyObject *scope = text_of(scope_name, scope_len);
             if (scope == NULL) { Py_DECREF(resource); goto fail; }
             for (r = g.data; r < ss_end;) {
-                next_field(&r, ss_end, &h); /* checked above */
+                if (read_field(&r, ss_end, &h, "scope_spans")) { /* read above: not reached */
+                    Py_DECREF(scope);
+                    Py_DECREF(resource);
+                    goto fail;
+                }
                 if (h.number != 2 || h.wire != 2) continue;
                 k++;
+                if (++spans % SPANS_PER_GIL_RELEASE == 0) {
+                    /* Nothing borrowed is held across this: the tables own what they hold. */
+                    Py_BEGIN_ALLOW_THREADS
+                    Py_END_ALLOW_THREADS
+                }
                 if (records != NULL && records->grouping != NULL) {
                     if (tracescore_group_span(ctx, &records->shared, records->grouping, h.data,
                                               h.len, i, j, k, resource, scope) == 0)
@@ -244,23 +307,32 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
         Py_DECREF(resource);
     }
     tracescore_values_clear(ctx);
+    tracescore_table_clear(ctx);
     return out;
 fail:
     tracescore_values_clear(ctx);
+    tracescore_table_clear(ctx);
     Py_DECREF(out);
     return NULL;
 }
 
+/* Only bytes: their contents cannot change while a callback runs between two passes. */
+static int body_of(PyObject *obj, Py_buffer *body) {
+    body->buf = PyBytes_AS_STRING(obj);
+    body->len = PyBytes_GET_SIZE(obj);
+    return 0;
+}
+
 static PyObject *scan_spans(PyObject *self, PyObject *args) {
     Py_buffer body;
+    PyObject *raw;
     Ctx ctx;
-    if (!PyArg_ParseTuple(args, "y*O!OOOn", &body, &PyDict_Type, &ctx.keys, &ctx.classify,
-                          &ctx.decode_value, &ctx.slow_kv, &ctx.overhead))
+    if (!PyArg_ParseTuple(args, "O!O!OOOn", &PyBytes_Type, &raw, &PyDict_Type, &ctx.keys,
+                          &ctx.classify, &ctx.decode_value, &ctx.slow_kv, &ctx.overhead))
         return NULL;
+    body_of(raw, &body);
     ctx.rule = NULL;
-    PyObject *out = walk(&ctx, &body, NULL);
-    PyBuffer_Release(&body);
-    return out;
+    return walk(&ctx, &body, NULL);
 }
 
 /* An agent-candidate rule as is_candidate (_records.c) reads it. */
@@ -278,14 +350,16 @@ static int valid_rule(PyObject *rule) {
 /* scan_records and scan_grouped: the same arguments, records as tuples or grouped. */
 static PyObject *scan_with(PyObject *args, const char *caller, int grouped) {
     Py_buffer body;
+    PyObject *raw;
     Ctx ctx;
     Records records = {.grouping = NULL};
     PyObject *rule = Py_None;
-    if (!PyArg_ParseTuple(args, "y*O!OOOnO!O!O|O", &body, &PyDict_Type, &ctx.keys,
+    if (!PyArg_ParseTuple(args, "O!O!OOOnO!O!O|O", &PyBytes_Type, &raw, &PyDict_Type, &ctx.keys,
                           &ctx.classify, &ctx.decode_value, &ctx.slow_kv, &ctx.overhead,
                           &PyDict_Type, &records.shared.names, &PyDict_Type, &records.resources,
                           &records.resource_fn, &rule))
         return NULL;
+    body_of(raw, &body);
     records.shared.rule = ctx.rule = rule == Py_None ? NULL : rule;
     PyObject *out = NULL;
     if (rule != Py_None && !valid_rule(rule)) {
@@ -302,7 +376,6 @@ static PyObject *scan_with(PyObject *args, const char *caller, int grouped) {
         if (out != NULL && grouped) Py_SETREF(out, tracescore_grouping_result(records.grouping));
     }
     if (records.grouping != NULL) tracescore_grouping_free(records.grouping);
-    PyBuffer_Release(&body);
     return out;
 }
 
@@ -368,4 +441,23 @@ static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, .m_name = "_scan", .m_size = -1, .m_methods = methods,
 };
 
-PyMODINIT_FUNC PyInit__scan(void) { return PyModule_Create(&module); }
+/* bytes_hash's key: 16 random bytes from os.urandom, new in every process. */
+static int seed_hash(void) {
+    PyObject *os = PyImport_ImportModule("os");
+    PyObject *seed = os == NULL ? NULL : PyObject_CallMethod(os, "urandom", "i", 16);
+    Py_XDECREF(os);
+    if (seed == NULL) return -1;
+    if (!PyBytes_Check(seed) || PyBytes_GET_SIZE(seed) != 16) {
+        Py_DECREF(seed);
+        PyErr_SetString(PyExc_RuntimeError, "os.urandom(16) gave no 16 bytes");
+        return -1;
+    }
+    memcpy(tracescore_hash_key, PyBytes_AS_STRING(seed), 16);
+    Py_DECREF(seed);
+    return 0;
+}
+
+PyMODINIT_FUNC PyInit__scan(void) {
+    if (seed_hash() < 0) return NULL;
+    return PyModule_Create(&module);
+}

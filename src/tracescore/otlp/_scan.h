@@ -8,6 +8,19 @@
 #include <string.h>
 
 #define KEY_CACHE_LIMIT 8192
+/* Longer keys are classified at each use and not cached (nor span names shared past
+ * NAME_SHARE_MAX): a client choosing 1 MiB keys would otherwise fill the caches with gigabytes.
+ * Such strings are held per record instead, and counted in its size (LONG_TEXT). */
+#define KEY_CACHE_MAX 256
+#define NAME_SHARE_MAX 256
+/* A kept key, span name or status message longer than this is a str of its own in each record:
+ * its length counts in the record's size (the bound assembly.max_bytes checks). */
+#define LONG_TEXT 256
+/* Nested groups skipped at most (upb's depth limit for messages and groups together). */
+#define GROUP_DEPTH_LIMIT 100
+/* Spans scanned between two releases of the GIL: a request of 512k spans takes seconds, and
+ * other threads (the receiver's event loop answering /healthz) must run meanwhile. */
+#define SPANS_PER_GIL_RELEASE 2048
 
 typedef struct {
     uint32_t number;
@@ -27,10 +40,13 @@ typedef struct {
     const char *data;
     Py_ssize_t len;
     uint64_t hash;
-    PyObject *kept; /* borrowed from the dict: the key's str, or None when not kept */
-    /* Borrowed from the dict, or NULL: a key kept only when its string value holds one of
-     * these texts (bytes; see `SpanReader`'s `kept_when`). */
+    PyObject *kept; /* the key's str, or None when not kept (held through `answer`) */
+    /* NULL, or a key kept only when its string value holds one of these texts (bytes; see
+     * `SpanReader`'s `kept_when`), held through `answer`. */
     PyObject *needles;
+    /* Owned for the call: the key's bytes (`data` points into it) and classify's answer, so
+     * a callback that empties the caller's dict cannot free what the table points at. */
+    PyObject *key, *answer;
     int rule;       /* what the kept key is to the candidate rule: RULE_* bits */
     /* String values of the key found in / missing from the value table during this call:
      * a key whose values do not repeat (ids, arguments) stops looking them up there. */
@@ -95,6 +111,11 @@ static inline int read_varint(const uint8_t **pos, const uint8_t *end, uint64_t 
     return -1;
 }
 
+/* Skip a group's fields up to its end-group tag (*pos: after the start tag; number: the
+ * group's); *content_end: where the end tag starts. 0, or -1 when malformed (_scan.c). */
+int tracescore_skip_group(const uint8_t **pos, const uint8_t *end, uint32_t number,
+                          const uint8_t **content_end);
+
 static inline uint64_t little_endian(const uint8_t *p, int n) {
     /* Written out so the compiler makes one load of it; a loop over n was 1% of the scan. */
     uint64_t low = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
@@ -104,7 +125,8 @@ static inline uint64_t little_endian(const uint8_t *p, int n) {
            (uint64_t)p[7] << 56;
 }
 
-/* The next field at *pos; 0 on success, -1 when malformed. */
+/* The next field at *pos; 0 on success, -1 when malformed. A group (wire type 3) is skipped as
+ * upb skips an unknown one, its contents in data/len; a stray end-group tag is malformed. */
 static inline int next_field(const uint8_t **pos, const uint8_t *end, Field *f) {
     uint64_t tag, n;
     if (read_varint(pos, end, &tag)) return -1;
@@ -131,6 +153,14 @@ static inline int next_field(const uint8_t **pos, const uint8_t *end, Field *f) 
         f->value = little_endian(*pos, 4);
         *pos += 4;
         return 0;
+    case 3: {
+        const uint8_t *content = *pos, *content_end;
+        if (tag > UINT32_MAX || tracescore_skip_group(pos, end, f->number, &content_end))
+            return -1;
+        f->data = content;
+        f->len = content_end - content;
+        return 0;
+    }
     default:
         return -1;
     }
@@ -194,21 +224,39 @@ typedef struct {
     int prefixed; /* whether the name starts with the rule's prefix, -1: not known */
 } Parsed;
 
-/* A hash of raw bytes for the per-call tables (attribute keys, span names): the length and
- * the first and last 8 bytes, mixed. A hash there is only a hint, slots compare the bytes;
- * FNV over every byte of every key was about 1% of the whole pipeline's instructions. */
+/* The per-process random key of bytes_hash, set when the module is imported (_scan.c). */
+extern uint64_t tracescore_hash_key[2];
+
+#define SIP_ROTATE(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIP_HALF_ROUND(a, b, c, d, s, t) \
+    a += b; c += d; b = SIP_ROTATE(b, s) ^ a; d = SIP_ROTATE(d, t) ^ c; a = SIP_ROTATE(a, 32);
+#define SIP_ROUND(v0, v1, v2, v3) \
+    SIP_HALF_ROUND(v0, v1, v2, v3, 13, 16); SIP_HALF_ROUND(v2, v1, v0, v3, 17, 21);
+
+/* A hash of raw bytes for the tables fed by the client's bytes (attribute keys, string values,
+ * span names, trace ids): SipHash-1-3, as CPython hashes str and bytes, keyed per process. The
+ * unkeyed mix of a key's first and last 8 bytes it replaces let a client pick 64k trace ids
+ * that all hashed alike, and one request then took 15 s, all of it with the GIL held. */
 static inline uint64_t bytes_hash(const uint8_t *p, Py_ssize_t n) {
-    uint64_t a = 0, b = 0;
-    if (n >= 8) {
-        memcpy(&a, p, 8);
-        memcpy(&b, p + n - 8, 8);
-    } else if (n > 0) {
-        memcpy(&a, p, (size_t)n);
+    uint64_t k0 = tracescore_hash_key[0], k1 = tracescore_hash_key[1];
+    uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
+    uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
+    uint64_t b = (uint64_t)n << 56, m;
+    for (; n >= 8; n -= 8, p += 8) {
+        m = little_endian(p, 8);
+        v3 ^= m;
+        SIP_ROUND(v0, v1, v2, v3);
+        v0 ^= m;
     }
-    uint64_t h = (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL) ^ (uint64_t)n;
-    h ^= h >> 32;
-    h *= 0xD6E8FEB86659FD93ULL;
-    return h ^ (h >> 29);
+    for (int k = 0; k < n; k++) b |= (uint64_t)p[k] << (8 * k);
+    v3 ^= b;
+    SIP_ROUND(v0, v1, v2, v3);
+    v0 ^= b;
+    v2 ^= 0xff;
+    SIP_ROUND(v0, v1, v2, v3);
+    SIP_ROUND(v0, v1, v2, v3);
+    SIP_ROUND(v0, v1, v2, v3);
+    return (v0 ^ v1) ^ (v2 ^ v3);
 }
 
 /* Span names seen in this call: raw bytes (in the request) -> the shared str (owned). Most
@@ -270,6 +318,8 @@ int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed 
 int tracescore_key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *s);
 void tracescore_table_add(Ctx *ctx, PyObject *key, PyObject *kept);
 void tracescore_values_clear(Ctx *ctx);
+/* Release what the call's key table holds (at the end of a call). */
+void tracescore_table_clear(Ctx *ctx);
 /* _records.c */
 PyObject *tracescore_bind(PyObject *self, PyObject *args);
 /* Release what a call's Shared holds (name table, parent cache). */
