@@ -32,6 +32,7 @@ from tracescore.assembler.waits import Pending, Waits
 from tracescore.config.serve import AssemblySettings
 from tracescore.errors import InputError, OverloadedError
 from tracescore.model.span import SpanRecord
+from tracescore.otlp.grouping import Grouped
 from tracescore.otlp.scan import SpanReader
 
 __all__ = ["Assembler"]
@@ -137,11 +138,27 @@ class Assembler:
 
     # -- ingest ----------------------------------------------------------------------------
 
+    def scan(self, body: bytes) -> Grouped:
+        """The spans of checked request bytes grouped by trace, for `consume(..., scanned)`.
+
+        It touches no state of the assembler (only the reader's caches, which tolerate a
+        concurrent scan), so receivers run it in a worker thread for large bodies: the native
+        scan releases the GIL every few hundred microseconds and the event loop keeps
+        answering meanwhile."""
+        try:
+            return self._reader.grouped(body)
+        except Exception as exc:  # the schema check accepted it, so this is unusual input
+            raise InputError(f"unreadable OTLP request: {exc}") from exc
+
     def consume(
-        self, request: ExportTraceServiceRequest | None, body: bytes | None = None
+        self,
+        request: ExportTraceServiceRequest | None,
+        body: bytes | None = None,
+        scanned: Grouped | None = None,
     ) -> Ingest:
         """Take one request: its received bytes, checked against the OTLP schema and forwarded
-        as they are (request: None or the same request parsed), or a parsed one (body None)."""
+        as they are (request: None or the same request parsed), or a parsed one (body None);
+        `scanned` is `scan(body)` when the caller made it already."""
         # The hot path: Python-level work per span is the bottleneck (reference/performance.md),
         # so spans come from `otlp.scan` already grouped by trace (natively when built) and
         # this loops per trace and per agent candidate; shared state is updated once per
@@ -160,10 +177,7 @@ class Assembler:
         reorder = False
         accepted = late = kept = kept_bytes = 0
         traces, scored, scoring = self._traces, self._scored, self._scoring
-        try:
-            groups, rejects = self._reader.grouped(body)
-        except Exception as exc:  # the schema check accepted it, so this is unusual input
-            raise InputError(f"unreadable OTLP request: {exc}") from exc
+        groups, rejects = self.scan(body) if scanned is None else scanned
         for i, j, k, tid, sid, name in rejects:
             self._reject(result, (i, j, k), tid, sid, name, remove)
         # Per trace (otlp.grouping says what a group holds), the decisions made per span before:

@@ -21,16 +21,25 @@ from tracescore.otlp.wire import read_varint
 
 __all__ = [
     "KEY_CACHE_LIMIT",
+    "KEY_CACHE_MAX",
+    "LONG_TEXT",
     "Classify",
     "ScannedSpan",
     "SlowKeyValue",
     "decode_any_value",
     "decode_value_bytes",
+    "long_text_size",
     "python_scan_spans",
     "value_size",
 ]
 
-KEY_CACHE_LIMIT = 8192  # the same bound as KEY_CACHE_LIMIT in _scan.c
+KEY_CACHE_LIMIT = 8192  # the same bounds as KEY_CACHE_LIMIT, KEY_CACHE_MAX, LONG_TEXT in _scan.h
+# Keys longer than this (bytes) are classified at each use, never cached: a client sending
+# distinct 1 MiB keys would otherwise make the cache hold gigabytes.
+KEY_CACHE_MAX = 256
+# A kept key, span name or status message longer than this (bytes) is a str of its own in each
+# record: its length counts in the record's size, which assembly.max_bytes bounds.
+LONG_TEXT = 256
 _DOUBLE = struct.Struct("<d")
 _MISS: Any = object()
 
@@ -79,6 +88,15 @@ def value_size(value: AttrValue, encoded: int) -> int:
     if value is None or isinstance(value, bool | int | float):
         return 0
     return encoded
+
+
+def long_text_size(text: str) -> int:
+    """The bytes a record's own copy of `text` counts in its size: its UTF-8 length when
+    that is over LONG_TEXT, else 0 (shorter ones are shared or small)."""
+    if len(text) <= LONG_TEXT // 4:
+        return 0
+    n = len(text.encode())
+    return n if n > LONG_TEXT else 0
 
 
 def _slim_schema() -> Any:
@@ -212,7 +230,7 @@ def python_scan_spans(
                     kept = keys.get(key_raw, _MISS)
                     if kept is _MISS:
                         kept = classify(key_raw)
-                        if len(keys) < KEY_CACHE_LIMIT:
+                        if len(key_raw) <= KEY_CACHE_MAX and len(keys) < KEY_CACHE_LIMIT:
                             keys[key_raw] = kept
                     if kept is None:
                         continue
@@ -221,6 +239,8 @@ def python_scan_spans(
                         kept, texts = kept
                     if value_at >= len(raw):
                         attributes[kept] = None
+                        if len(key_raw) > LONG_TEXT:
+                            size += len(key_raw)
                         continue
                     length, at = read_varint(raw, value_at + 1)
                     if at + length != len(raw):
@@ -233,7 +253,10 @@ def python_scan_spans(
                         continue
                     attributes[kept], held = _value(raw, at)
                     size += held
+                    if len(key_raw) > LONG_TEXT:
+                        size += len(key_raw)
                 status = span.status
+                size += long_text_size(span.name) + long_text_size(status.message)
                 out.append(
                     (
                         i, j, k, span.trace_id, span.span_id, span.parent_span_id, span.name,

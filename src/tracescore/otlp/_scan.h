@@ -20,7 +20,7 @@
 #define GROUP_DEPTH_LIMIT 100
 /* Spans scanned between two releases of the GIL: a request of 512k spans takes seconds, and
  * other threads (the receiver's event loop answering /healthz) must run meanwhile. */
-#define SPANS_PER_GIL_RELEASE 2048
+#define SPANS_PER_GIL_RELEASE 1024
 
 typedef struct {
     uint32_t number;

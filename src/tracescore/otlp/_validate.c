@@ -368,7 +368,16 @@ PyObject *tracescore_validate_request(PyObject *self, PyObject *body) {
     w.body_end = w.body + PyBytes_GET_SIZE(body);
     w.steps = 0;
     w.problem = NULL;
-    if (walk_message(&w, &REQUEST, w.body, w.body_end, NOT_GROUP) != NULL)
-        Py_RETURN_NONE;
+    const uint8_t *walked;
+    if (PyBytes_GET_SIZE(body) < (1 << 16)) {
+        walked = walk_message(&w, &REQUEST, w.body, w.body_end, NOT_GROUP);
+    } else {
+        /* The walk reads only the bytes (immutable, and held by the caller's reference):
+         * other threads run meanwhile, as the receivers check large bodies off the loop. */
+        Py_BEGIN_ALLOW_THREADS
+        walked = walk_message(&w, &REQUEST, w.body, w.body_end, NOT_GROUP);
+        Py_END_ALLOW_THREADS
+    }
+    if (walked != NULL) Py_RETURN_NONE;
     return describe(&w);
 }

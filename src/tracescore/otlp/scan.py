@@ -27,6 +27,8 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from tracescore.model.span import AttrValue, SpanEvent, SpanRecord, StatusCode
 from tracescore.otlp._python_scan import (
     KEY_CACHE_LIMIT,
+    KEY_CACHE_MAX,
+    LONG_TEXT,
     Kept,
     ScannedSpan,
     decode_any_value,
@@ -51,7 +53,14 @@ __all__ = [
 # Bytes of one kept attribute (key string, value object, dict slot) before its text, used to
 # bound memory (assembly.max_bytes); measured with tracemalloc and rounded up.
 ATTRIBUTE_OVERHEAD = 140
+# The caches fed by what clients send are bounded in bytes, not only in entries: keys (see
+# KEY_CACHE_MAX) and span names over LONG_TEXT bytes are not cached, resources over
+# _RESOURCE_CACHE_MAX bytes are decoded for each request, and the resources cached hold at
+# most _RESOURCE_CACHE_BYTES of raw bytes. So the three caches hold at most about 4 MiB + 2 MiB
+# + 8 MiB, whatever clients send (tests/adversarial measure it).
 _RESOURCE_CACHE_LIMIT = 256
+_RESOURCE_CACHE_MAX = 64 * 1024
+_RESOURCE_CACHE_BYTES = 4 * 1024 * 1024
 _NAME_CACHE_LIMIT = 8192
 _ZERO8 = bytes(8)
 _STATUS = {0: StatusCode.UNSET, 1: StatusCode.OK, 2: StatusCode.ERROR}
@@ -102,6 +111,7 @@ class SpanReader:
         self._candidates = candidates
         self._keys: dict[bytes, Kept] = {}
         self._resources: dict[bytes, dict[str, AttrValue]] = {}
+        self._resource_bytes = 0
         self._names: dict[str, str] = {}
 
     def _classify(self, raw: bytes) -> Kept:
@@ -125,19 +135,30 @@ class SpanReader:
         kept = self._keys.get(key, _MISS)
         if kept is _MISS:
             kept = self._classify(key)
-            if len(self._keys) < KEY_CACHE_LIMIT:
+            if len(key) <= KEY_CACHE_MAX and len(self._keys) < KEY_CACHE_LIMIT:
                 self._keys[key] = kept
         if kept is None:
             return None, None, 0
         value = decode_any_value(kv.value)
         text = kept if isinstance(kept, str) else kept[0]
-        return text, value, value_size(value, kv.value.ByteSize())
+        held = value_size(value, kv.value.ByteSize())
+        return text, value, held + (len(key) if len(key) > LONG_TEXT else 0)
 
     def scan(self, body: bytes) -> list[ScannedSpan]:
         """Every span of `body` (an ExportTraceServiceRequest), in wire order."""
-        return _scan_spans(
+        out = _scan_spans(
             body, self._keys, self._classify, _decode_value_bytes, self._slow_kv, ATTRIBUTE_OVERHEAD
         )
+        self._trim()
+        return out
+
+    def _trim(self) -> None:
+        """Between calls (never during one: the native scan reads the dicts), empty a cache
+        that is full, so keys a client floods it with give way to the usual ones again."""
+        if len(self._keys) >= KEY_CACHE_LIMIT:
+            self._keys.clear()
+        if len(self._names) > _NAME_CACHE_LIMIT:
+            self._names.clear()
 
     def records(self, body: bytes) -> list[ScannedRecord]:
         """Every span of `body` with its SpanRecord (ids unchecked: callers check them).
@@ -164,8 +185,7 @@ class SpanReader:
             body, self._keys, self._classify, _decode_value_bytes, self._slow_kv,
             ATTRIBUTE_OVERHEAD, self._names, self._resources, self.resource, self._candidates,
         )  # fmt: skip
-        if len(self._names) > _NAME_CACHE_LIMIT:
-            self._names.clear()
+        self._trim()
         return out
 
     def python_grouped(self, body: bytes) -> Grouped:
@@ -178,11 +198,16 @@ class SpanReader:
             body, self._keys, self._classify, _decode_value_bytes, self._slow_kv,
             ATTRIBUTE_OVERHEAD,
         )  # fmt: skip
-        return self.records_from(list(scanned))
+        out = self.records_from(list(scanned))
+        self._trim()
+        return out
 
     def records_from(self, scanned: list[ScannedSpan]) -> list[ScannedRecord]:
         """`records` made in Python from scanned tuples (the twin of the native path)."""
         hex_ids: dict[bytes, str] = {}
+        # This call's resources, cached or not (a resource too big for the cache is still
+        # decoded once per request, as the native path does).
+        resources: dict[bytes, dict[str, AttrValue]] = {}
         out: list[ScannedRecord] = []
         rule = self._candidates
         for span in scanned:
@@ -190,7 +215,10 @@ class SpanReader:
             hex_id = hex_ids.get(trace_id)
             if hex_id is None:
                 hex_id = hex_ids[trace_id] = trace_id.hex()
-            record = self.record(span, hex_id)
+            resource = resources.get(span[15])
+            if resource is None:
+                resource = resources[span[15]] = self.resource(span[15])
+            record = self.record(span, hex_id, resource)
             candidate = rule is None or rule.matches(record)
             out.append((span[0], span[1], span[2], trace_id, span[4], span[13], record, candidate))
         return out
@@ -206,24 +234,29 @@ class SpanReader:
         if decoded is None:
             resource = Resource.FromString(raw)
             decoded = {kv.key: decode_any_value(kv.value) for kv in resource.attributes}
-            if len(self._resources) >= _RESOURCE_CACHE_LIMIT:
+            if len(raw) > _RESOURCE_CACHE_MAX:
+                return decoded
+            if (
+                len(self._resources) >= _RESOURCE_CACHE_LIMIT
+                or self._resource_bytes + len(raw) > _RESOURCE_CACHE_BYTES
+            ):
                 self._resources.clear()
+                self._resource_bytes = 0
             self._resources[raw] = decoded
+            self._resource_bytes += len(raw)
         return decoded
 
-    def record(self, span: ScannedSpan, trace_id: str) -> SpanRecord:
-        """The SpanRecord of a scanned span."""
+    def record(
+        self, span: ScannedSpan, trace_id: str, resource: dict[str, AttrValue]
+    ) -> SpanRecord:
+        """The SpanRecord of a scanned span under its decoded `resource`."""
         _, _, _, _, span_id, parent, name, kind, start, end, code, message, attributes = span[:13]
         # Span names repeat across every run ("chat gpt-4.1", "execute_tool search"): one
         # string object per distinct name instead of one per buffered span.
-        name = self._names.setdefault(name, name)
-        if len(self._names) > _NAME_CACHE_LIMIT:
-            self._names.clear()
+        if len(name) <= LONG_TEXT:
+            name = self._names.setdefault(name, name)
         raw_events = span[14]
         events = tuple(_event(raw) for raw in raw_events) if raw_events else ()
-        resource = self._resources.get(span[15])
-        if resource is None:
-            resource = self.resource(span[15])
         return SpanRecord(
             trace_id,
             span_id.hex(),

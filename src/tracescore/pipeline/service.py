@@ -25,6 +25,7 @@ from tracescore.export.otlp import OtlpExporter
 from tracescore.export.otlp_metrics import CountingExporter, metric_exporter_for
 from tracescore.export.phoenix import PhoenixAnnotations
 from tracescore.export.spans import annotate_span_bytes
+from tracescore.otlp.grouping import Grouped
 from tracescore.pipeline.preflight import ServeSecrets
 from tracescore.pipeline.scoring import (
     AGENT_CANDIDATES,
@@ -246,9 +247,18 @@ class Pipeline:
         """Raise OverloadedError when receivers must answer with a retryable status."""
         self.assembler.check_capacity()
 
-    def consume(self, request: ExportTraceServiceRequest | None, body: bytes | None) -> Ingest:
-        """Hand a request (or the checked bytes of one) to the assembler."""
-        return self.assembler.consume(request, body)
+    def scan(self, body: bytes) -> Grouped:
+        """Checked request bytes scanned for `consume`; safe in a worker thread."""
+        return self.assembler.scan(body)
+
+    def consume(
+        self,
+        request: ExportTraceServiceRequest | None,
+        body: bytes | None,
+        scanned: Grouped | None = None,
+    ) -> Ingest:
+        """Hand a request (or the checked bytes of one, maybe scanned) to the assembler."""
+        return self.assembler.consume(request, body, scanned)
 
     def is_ready(self) -> bool:
         """Started and not shutting down."""

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import math
 import ssl
 import zlib
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -24,6 +25,7 @@ __all__ = [
     "ServiceStatus",
     "TraceConsumer",
     "bearer_ok",
+    "check_and_consume",
     "check_protobuf",
     "decompress",
     "partial_message",
@@ -51,10 +53,15 @@ class TraceConsumer(Protocol):
         """Raise OverloadedError when the request must be refused with a retryable status."""
 
     def consume(
-        self, request: ExportTraceServiceRequest | None, body: bytes | None
+        self, request: ExportTraceServiceRequest | None, body: bytes | None, scanned: Any = None
     ) -> ConsumeResult:
         """Take a request that arrived as protobuf by its checked bytes (request None: it is
-        not parsed), or one that arrived as JSON parsed (body None)."""
+        not parsed; scanned: what `scan` made of them, or None), or one that arrived as JSON
+        parsed (body None)."""
+        ...
+
+    def scan(self, body: bytes) -> Any:
+        """Checked bytes read for `consume`, touching nothing else: safe in a worker thread."""
         ...
 
 
@@ -114,6 +121,40 @@ def check_protobuf(body: bytes) -> None:
 
     Nothing reads a parsed message (the assembler reads the bytes), so none is made."""
     check_proto_request(body, source="body")
+
+
+# Protobuf bodies from this size on are checked and scanned in a worker thread: a 26 MiB body
+# of 512k one-span traces takes seconds to scan, and the event loop (health checks, other
+# requests, scoring) must keep running meanwhile. The native checker and scanner release the
+# GIL as they go (at most ~10 ms at a time). Smaller bodies are read inline: a thread hop costs
+# more than their whole scan.
+OFFLOAD_BYTES = 1 << 20
+
+
+async def check_and_consume(consumer: TraceConsumer, body: bytes) -> ConsumeResult:
+    """`check_protobuf` and `consume` of a protobuf body, a large one read off the loop."""
+    if len(body) < OFFLOAD_BYTES:
+        check_protobuf(body)
+        return consumer.consume(None, body)
+    scanned = await asyncio.to_thread(_check_and_scan, consumer, body)
+    try:
+        return consumer.consume(None, body, scanned)
+    finally:
+        # What the request did not keep is freed in the worker thread, a group at a time:
+        # freeing 512k records took a second.
+        await asyncio.to_thread(_release, scanned)
+        del scanned
+
+
+def _check_and_scan(consumer: TraceConsumer, body: bytes) -> Any:
+    check_protobuf(body)
+    return consumer.scan(body)
+
+
+def _release(scanned: Any) -> None:
+    groups = scanned[0]
+    while groups:
+        groups.popitem()
 
 
 def success_response(result: ConsumeResult) -> ExportTraceServiceResponse:

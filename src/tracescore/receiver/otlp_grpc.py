@@ -21,7 +21,7 @@ from tracescore.receiver import _status
 from tracescore.receiver._common import (
     TraceConsumer,
     bearer_ok,
-    check_protobuf,
+    check_and_consume,
     retry_after_seconds,
     success_response,
 )
@@ -122,8 +122,7 @@ class GrpcReceiver:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong token")
         try:
             self._consumer.check_capacity()
-            check_protobuf(body)
-            result = self._consumer.consume(None, body)
+            result = await check_and_consume(self._consumer, body)
         except OverloadedError as exc:
             seconds = retry_after_seconds(exc)
             details = _status.status_proto(_status.UNAVAILABLE, f"overloaded: {exc}", seconds)

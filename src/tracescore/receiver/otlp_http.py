@@ -26,7 +26,7 @@ from tracescore.receiver._common import (
     ServiceStatus,
     TraceConsumer,
     bearer_ok,
-    check_protobuf,
+    check_and_consume,
     decompress,
     retry_after_seconds,
     server_ssl_context,
@@ -153,8 +153,7 @@ class HttpReceiver:
             if encoding == "json":
                 result = self._consumer.consume(parse_json_request(body), None)
             else:
-                check_protobuf(body)
-                result = self._consumer.consume(None, body)
+                result = await check_and_consume(self._consumer, body)
         except BodyTooLargeError as exc:
             return _too_large(encoding, str(exc))
         except InputError as exc:

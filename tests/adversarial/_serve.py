@@ -1,0 +1,100 @@
+"""`tracescore serve` under hostile requests: a running service, a client that times each
+request, and a /healthz poller that records the slowest answer while requests are served."""
+
+from __future__ import annotations
+
+import http.client
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from e2e._process import ServeProcess
+from support.otlp_sink import OtlpSink
+
+__all__ = ["HealthPoller", "post", "rss_kib", "serving"]
+
+CONFIG = """
+scenarios:
+  - name: shop
+    match: {{agent: shop-assistant}}
+    scorers:
+      - {{type: no_tool_errors, threshold: 1.0}}
+receivers: {{http: {{endpoint: "127.0.0.1:0", max_body_size: {max_body}}}}}
+exporter: {{endpoint: "{endpoint}", protocol: http/protobuf}}
+mode: {mode}
+assembly: {{decision_wait: 300ms}}
+service: {{shutdown_grace_period: 5s}}
+"""
+
+
+@contextmanager
+def serving(folder: Path, mode: str = "forward", max_body: str = "32MiB") -> Iterator[ServeProcess]:
+    """A `tracescore serve` with an HTTP receiver on loopback, exporting to an OTLP sink."""
+    with OtlpSink("http") as sink:
+        config = CONFIG.format(endpoint=sink.endpoint, mode=mode, max_body=max_body)
+        with ServeProcess(config, folder) as serve:
+            yield serve
+
+
+def post(port: int, body: bytes, timeout: float = 600.0) -> tuple[int, bytes, float]:
+    """POST an OTLP/protobuf body; (status, response body, seconds)."""
+    started = time.perf_counter()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        connection.request("POST", "/v1/traces", body, {"Content-Type": "application/x-protobuf"})
+        response = connection.getresponse()
+        return response.status, response.read(), time.perf_counter() - started
+    finally:
+        connection.close()
+
+
+def healthy(port: int, timeout: float = 10.0) -> bool:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        connection.request("GET", "/healthz")
+        return connection.getresponse().status == 200
+    finally:
+        connection.close()
+
+
+class HealthPoller:
+    """Polls /healthz every `interval` seconds in a thread; `slowest` is the longest wait."""
+
+    def __init__(self, port: int, interval: float = 0.02) -> None:
+        self.port = port
+        self.interval = interval
+        self.slowest = 0.0
+        self.polls = 0
+        self.failures = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            started = time.perf_counter()
+            try:
+                ok = healthy(self.port, timeout=60.0)
+            except OSError:
+                ok = False
+            self.slowest = max(self.slowest, time.perf_counter() - started)
+            self.polls += 1
+            self.failures += not ok
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> HealthPoller:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(120)
+
+
+def rss_kib(pid: int) -> int:
+    """Resident memory of a process, from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for pid {pid}")

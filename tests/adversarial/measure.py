@@ -1,0 +1,97 @@
+"""Measurements behind the README's "Hostile input" section, against a real `serve`.
+
+    .venv/bin/python tests/adversarial/measure.py [flood|caches|all]
+
+flood: one OTLP/HTTP request of N one-span traces with random ids and one with ids that
+collided under the former unkeyed hash (N = 64k and 512k), each timed, with /healthz polled
+every 20 ms meanwhile. caches: RSS after 150 requests each with a distinct 1 MiB attribute key
+and 1 MiB span name, and after 10,000 requests with distinct ordinary keys.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path[:0] = [str(Path(__file__).parents[1])]
+
+from adversarial._serve import HealthPoller, post, rss_kib, serving  # noqa: E402
+from support.adversarial import (  # noqa: E402
+    colliding_trace_ids,
+    key_value,
+    random_trace_ids,
+    request,
+    resource_spans,
+    scope_spans,
+    span,
+    span_per_trace,
+    string_value,
+)
+
+
+def flood(folder: Path) -> None:
+    with serving(folder, max_body="64MiB") as serve:
+        port = serve.ports["http"]
+        for n in (65_536, 524_288):
+            for kind, ids in (
+                ("random", random_trace_ids(n, 7)),
+                ("colliding", colliding_trace_ids(n, 7)),
+            ):
+                body = span_per_trace(ids)
+                with HealthPoller(port) as poller:
+                    status, _, took = post(port, body)
+                print(
+                    f"flood {kind:9} spans={n:7} body={len(body) / 2**20:5.1f} MiB status={status} "
+                    f"answered in {took:6.2f} s; /healthz slowest {poller.slowest * 1000:6.1f} ms "
+                    f"over {poller.polls} polls"
+                )
+
+
+def big_strings_request(n: int) -> bytes:
+    """One span whose name, one ignored key and one kept key are 1 MiB, distinct per `n`."""
+    big = n.to_bytes(4, "big") * (2**18)
+    attributes = (
+        key_value(big, string_value(b"v")),
+        key_value(b"llm.input_messages." + big, string_value(b"v")),
+        key_value(b"gen_ai.system", string_value(b"x")),
+    )
+    trace_id = b"\x01" * 12 + n.to_bytes(4, "big")
+    return request([resource_spans([scope_spans([span(trace_id, b"\x02" * 8, big, attributes)])])])
+
+
+def ordinary_keys_request(n: int) -> bytes:
+    """One span with four short attribute keys no earlier request had."""
+    attributes = tuple(
+        key_value(f"custom.key.{n}.{m}".encode(), string_value(b"v")) for m in range(4)
+    )
+    trace_id = b"\x03" * 12 + n.to_bytes(4, "big")
+    return request(
+        [resource_spans([scope_spans([span(trace_id, b"\x02" * 8, b"op", attributes)])])]
+    )
+
+
+def caches(folder: Path) -> None:
+    with serving(folder) as serve:
+        port = serve.ports["http"]
+        pid = serve.process.pid if serve.process else 0
+        for label, make, count in (
+            ("150 x 1 MiB key+name", big_strings_request, 150),
+            ("10,000 x distinct ordinary keys", ordinary_keys_request, 10_000),
+        ):
+            base = rss_kib(pid)
+            for n in range(count):
+                status, _, _ = post(port, make(n))
+                assert status == 200, status
+            time.sleep(1.0)  # decision_wait passes: the traces are released
+            print(f"caches {label}: RSS {base / 1024:.0f} -> {rss_kib(pid) / 1024:.0f} MiB")
+
+
+if __name__ == "__main__":
+    what = sys.argv[1] if len(sys.argv) > 1 else "all"
+    with tempfile.TemporaryDirectory() as tmp:
+        if what in ("flood", "all"):
+            flood(Path(tmp))
+        if what in ("caches", "all"):
+            caches(Path(tmp))
