@@ -21,7 +21,9 @@ scenarios:
     match: {{agent: shop-assistant}}
     scorers:
       - {{type: no_tool_errors, threshold: 1.0}}
-receivers: {{http: {{endpoint: "127.0.0.1:0", max_body_size: {max_body}}}}}
+receivers:
+  grpc: {{endpoint: "127.0.0.1:0"}}
+  http: {{endpoint: "127.0.0.1:0", max_body_size: {max_body}}}
 exporter: {{endpoint: "{endpoint}", protocol: http/protobuf}}
 mode: {mode}
 assembly: {{decision_wait: 300ms}}

@@ -51,7 +51,7 @@ def flood(folder: Path) -> None:
 
 def big_strings_request(n: int) -> bytes:
     """One span whose name, one ignored key and one kept key are 1 MiB, distinct per `n`."""
-    big = n.to_bytes(4, "big") * (2**18)
+    big = f"{n:08x}".encode() * (2**17)
     attributes = (
         key_value(big, string_value(b"v")),
         key_value(b"llm.input_messages." + big, string_value(b"v")),
