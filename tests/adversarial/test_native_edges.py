@@ -318,3 +318,23 @@ def test_big_resources_are_decoded_per_request_not_cached() -> None:
         (record,) = [r[6] for r in reader.records(body)]
         assert len(str(record.resource["service.name"])) == 1_000_000
     assert sum(map(len, reader._resources)) == 0
+
+
+# -- the Python twin of the cut reads what upb reads ------------------------------------------
+
+
+def test_cut_spans_forwards_groups_and_non_canonical_span_tags_in_both_twins() -> None:
+    from tracescore.assembler._wire import python_cut_spans
+
+    spans = [span(TRACE, bytes([n + 1]) * 8) for n in range(3)]
+    scope = field(1, field(1, b"scope")) + b"\x23\x08\x01\x24"  # a group in the scope
+    scope += b"".join(field(2, s) for s in spans[:2])
+    scope += b"\x92\x80\x80\x80\x00" + bytes([len(spans[2])]) + spans[2]  # 5-byte tag
+    body = request([resource_spans([scope]) + b"\x2b\x2c"])
+    assert upb_accepts(body)
+    remove = {0: {0: {0, 2}}}
+    native = _scan.cut_spans(body, remove)
+    assert native == python_cut_spans(body, remove)
+    assert set(native[1]) == {(0, 0, 0), (0, 0, 2)}
+    kept = ExportTraceServiceRequest.FromString(native[0])
+    assert [s.span_id for s in kept.resource_spans[0].scope_spans[0].spans] == [bytes([2]) * 8]

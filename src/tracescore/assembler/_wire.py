@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from tracescore.otlp.native import extension
-from tracescore.otlp.wire import WireError, read_varint, varint
+from tracescore.otlp.wire import WireError, read_varint, skip_group, varint
 
 _native = extension()
 _native_cut = None if _native is None else _native.cut_spans
@@ -53,6 +53,8 @@ def _fields(buf: bytes, start: int, end: int) -> Iterable[tuple[int, int, int, i
             payload, pos = pos, pos + 8
         elif wire == 5:
             payload, pos = pos, pos + 4
+        elif wire == 3 and number:  # a group: forwarded as it came, like an unknown field
+            payload, pos = pos, skip_group(buf, pos, end, number)
         else:
             raise WireError(f"unsupported wire type {wire} in field {number}")
         if pos > end:
@@ -190,11 +192,21 @@ def _cut_scope(
                 kept_spans = True
             pos = f_end
             continue
-        for number, wire, f_start, _, f_end in _fields(body, pos, end):
-            # One field only: the generic path for scope, schema url and unknown fields.
+        for number, wire, f_start, f_payload, f_end in _fields(body, pos, end):
+            # One field only: the generic path for scope, schema url and unknown fields, and
+            # for a span whose tag is not the one-byte 0x12 (upb takes up to 5 bytes).
             if number == _SPANS and wire == _LEN:
-                raise WireError("spans field with a multi-byte tag")  # pragma: no cover
-            header.append(view[f_start:f_end])
+                sp_index += 1
+                if sp_index == next_drop:
+                    if kept_from < pos:
+                        parts.append(view[kept_from:pos])
+                    taken.append((sp_index, body[f_payload:f_end]))
+                    kept_from = f_end
+                    next_drop = pending.pop() if pending else -1
+                else:
+                    kept_spans = True
+            else:
+                header.append(view[f_start:f_end])
             pos = f_end
             break
     if kept_from < end:

@@ -387,7 +387,34 @@ static PyObject *scan_grouped(PyObject *self, PyObject *args) {
     return scan_with(args, "scan_grouped", 1);
 }
 
+#ifdef TRACESCORE_FUZZ_COVERAGE
+/* The fuzzing build only (scripts/sanitized-build.sh compiles with -fsanitize-coverage=trace-pc
+ * and this macro): gcc calls this at every basic block, and the fuzzer keeps the inputs that
+ * reach blocks no earlier input reached. gcc has no libFuzzer counters, hence this. */
+static uint8_t coverage_seen[1 << 18];
+static Py_ssize_t coverage_new;
+
+__attribute__((no_sanitize_coverage)) void __sanitizer_cov_trace_pc(void) {
+    uintptr_t pc = (uintptr_t)__builtin_return_address(0);
+    size_t slot = (pc ^ (pc >> 18)) & ((1 << 18) - 1);
+    if (!coverage_seen[slot]) {
+        coverage_seen[slot] = 1;
+        coverage_new++;
+    }
+}
+
+static PyObject *coverage_news(PyObject *self, PyObject *unused) {
+    Py_ssize_t news = coverage_new;
+    coverage_new = 0;
+    return PyLong_FromSsize_t(news);
+}
+#endif
+
 static PyMethodDef methods[] = {
+#ifdef TRACESCORE_FUZZ_COVERAGE
+    {"coverage_news", coverage_news, METH_NOARGS,
+     "Basic blocks first reached since the last call (fuzzing builds only)."},
+#endif
     {"scan_spans", scan_spans, METH_VARARGS,
      "The spans of an OTLP trace request as tuples, decoding only kept attribute keys."},
     {"scan_records", scan_records, METH_VARARGS,

@@ -7,7 +7,7 @@ varints and length-delimited fields; one implementation serves them all.
 
 from __future__ import annotations
 
-__all__ = ["WireError", "len_field", "read_varint", "varint"]
+__all__ = ["GROUP_DEPTH_LIMIT", "WireError", "len_field", "read_varint", "skip_group", "varint"]
 
 _BYTES = [bytes((i,)) for i in range(0x80)]
 _CONTINUED = [bytes((i | 0x80,)) for i in range(0x80)]  # a varint byte with more to come
@@ -31,6 +31,41 @@ def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
         shift += 7
         if shift > 63:
             raise WireError("varint longer than 10 bytes")
+
+
+GROUP_DEPTH_LIMIT = 100  # upb's depth limit, which counts groups
+
+
+def skip_group(buf: bytes, pos: int, end: int, number: int) -> int:
+    """The position after the end-group tag of group `number`, whose start tag ends at `pos`
+    (fields inside skipped as upb skips an unknown group); WireError when malformed."""
+    open_groups = [number]
+    while pos < end:
+        tag, pos = read_varint(buf, pos)
+        inner, wire = tag >> 3, tag & 7
+        if wire == 0:
+            _, pos = read_varint(buf, pos)
+        elif wire == 1:
+            pos += 8
+        elif wire == 5:
+            pos += 4
+        elif wire == 2:
+            length, pos = read_varint(buf, pos)
+            pos += length
+        elif wire == 3:
+            if len(open_groups) == GROUP_DEPTH_LIMIT:
+                raise WireError("groups nested more than 100 deep")
+            open_groups.append(inner)
+        elif wire == 4:
+            if inner != open_groups.pop():
+                raise WireError(f"end-group tag {inner} does not close its group")
+            if not open_groups:
+                return pos
+        else:
+            raise WireError(f"invalid wire type {wire} in field {inner}")
+        if pos > end:
+            break
+    raise WireError(f"group {number} runs past the end of its message")
 
 
 def varint(value: int) -> bytes:
