@@ -42,7 +42,10 @@
  *   in one call, _flat.c.
  * validate_request(body) -> None, or what makes body no ExportTraceServiceRequest (and where):
  *   upb's verdict without building the message, _validate.c.
- * Raises ValueError on malformed input (callers checked the request first: validate_request).
+ * Raises ValueError on malformed input (callers checked the request first: validate_request),
+ * but stands on its own: it reads whatever upb accepts (groups skipped as upb skips them), takes
+ * bytes only (never a buffer that could change between its passes), keeps every exception a
+ * callback raised, and hashes client-chosen keys with a per-process key (bytes_hash).
  * Attributes are read in _attributes.c, records live in _records.c (grouped by trace in
  * _grouping.c), the cut in _cut.c, what they share in _scan.h.
  */
