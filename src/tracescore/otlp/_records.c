@@ -187,17 +187,20 @@ PyObject *tracescore_record_of(Shared *sh, Parsed *s, PyObject *trace_hex, PyObj
                                PyObject *scope) {
     int parent_set = valid_id(s->parent, s->parent_len, 8); /* else no parent: a root */
     int32_t code = (int32_t)s->code; /* an int32 field, as upb and the tuples read it */
-    PyObject *status = PyTuple_GET_ITEM(record_statuses, code >= 0 && code <= 2 ? code : 0);
     PyObject *events = s->events;
     if (trace_hex != NULL && PyTuple_GET_SIZE(s->events)) {
+        PyObject *event_fn = Py_NewRef(record_event); /* a callback may bind() anew */
         events = PyTuple_New(PyTuple_GET_SIZE(s->events));
         for (Py_ssize_t n = 0; events != NULL && n < PyTuple_GET_SIZE(s->events); n++) {
-            PyObject *event = PyObject_CallOneArg(record_event, PyTuple_GET_ITEM(s->events, n));
+            PyObject *event = PyObject_CallOneArg(event_fn, PyTuple_GET_ITEM(s->events, n));
             if (event == NULL) Py_CLEAR(events);
             else PyTuple_SET_ITEM(events, n, event);
         }
+        Py_DECREF(event_fn);
         Py_DECREF(s->events);
     }
+    /* Read after the callbacks above, which may have bound other statuses. */
+    PyObject *status = PyTuple_GET_ITEM(record_statuses, code >= 0 && code <= 2 ? code : 0);
     /* Made in order, and none after the first failure: no C API call with an exception set. */
     PyObject *values[R_FIELDS] = {[R_TRACE_ID] = trace_hex, [R_EVENTS] = events,
                                   [R_ATTRIBUTES] = s->attrs};
