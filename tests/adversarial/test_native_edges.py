@@ -338,3 +338,22 @@ def test_cut_spans_forwards_groups_and_non_canonical_span_tags_in_both_twins() -
     assert set(native[1]) == {(0, 0, 0), (0, 0, 2)}
     kept = ExportTraceServiceRequest.FromString(native[0])
     assert [s.span_id for s in kept.resource_spans[0].scope_spans[0].spans] == [bytes([2]) * 8]
+
+
+def test_an_event_callback_that_binds_anew_cannot_free_what_the_record_takes() -> None:
+    fields = tuple(f.name for f in dataclasses.fields(SpanRecord))
+    original = (StatusCode.UNSET, StatusCode.OK, StatusCode.ERROR)
+
+    def rebinding_event(raw: bytes) -> Any:
+        # Fresh status objects each time: the ones bound before are freed by this bind.
+        _scan.bind(SpanRecord, fields, (["unset"], ["ok"], ["error"]), rebinding_event)
+        return scan._event(raw)
+
+    body = one_span(field(11, field(2, b"event")), field(15, b"\x18\x02"))
+    try:
+        _scan.bind(SpanRecord, fields, (["unset"], ["ok"], ["error"]), rebinding_event)
+        records = [r[6] for r in SpanReader().records(body)]
+    finally:
+        _scan.bind(SpanRecord, fields, original, scan._event)
+    assert [r.status_code for r in records] == [["error"]]
+    assert [r.events[0].name for r in records] == ["event"]
