@@ -20,6 +20,7 @@ from tracescore.errors import InputError, OverloadedError
 from tracescore.otlp.proto import check_proto_request
 
 __all__ = [
+    "OFFLOAD_BYTES",
     "BodyTooLargeError",
     "ConsumeResult",
     "ServiceStatus",

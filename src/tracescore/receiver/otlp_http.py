@@ -9,6 +9,7 @@ full, so the sender keeps the data and retries.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import socket
@@ -22,6 +23,7 @@ from tracescore.config.serve import split_endpoint
 from tracescore.errors import InputError, OverloadedError
 from tracescore.receiver import _status
 from tracescore.receiver._common import (
+    OFFLOAD_BYTES,
     BodyTooLargeError,
     ServiceStatus,
     TraceConsumer,
@@ -151,7 +153,11 @@ class HttpReceiver:
         try:
             body = decompress(body, request.headers.get("Content-Encoding", ""), self._limit)
             if encoding == "json":
-                result = self._consumer.consume(parse_json_request(body), None)
+                if len(body) < OFFLOAD_BYTES:
+                    parsed = parse_json_request(body)
+                else:  # as protobuf bodies are (check_and_consume): off the event loop
+                    parsed = await asyncio.to_thread(parse_json_request, body)
+                result = self._consumer.consume(parsed, None)
             else:
                 result = await check_and_consume(self._consumer, body)
         except BodyTooLargeError as exc:
