@@ -40,12 +40,17 @@ def serving(folder: Path, mode: str = "forward", max_body: str = "32MiB") -> Ite
             yield serve
 
 
-def post(port: int, body: bytes, timeout: float = 600.0) -> tuple[int, bytes, float]:
-    """POST an OTLP/protobuf body; (status, response body, seconds)."""
+def post(
+    port: int,
+    body: bytes,
+    timeout: float = 600.0,
+    content_type: str = "application/x-protobuf",
+) -> tuple[int, bytes, float]:
+    """POST an OTLP body (protobuf unless said otherwise); (status, response body, seconds)."""
     started = time.perf_counter()
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        connection.request("POST", "/v1/traces", body, {"Content-Type": "application/x-protobuf"})
+        connection.request("POST", "/v1/traces", body, {"Content-Type": content_type})
         response = connection.getresponse()
         return response.status, response.read(), time.perf_counter() - started
     finally:

@@ -8,6 +8,7 @@ catch a quadratic blow-up or a stall (minutes, or gigabytes), not a slow machine
 
 from __future__ import annotations
 
+import json
 import struct
 from collections.abc import Iterator
 
@@ -219,6 +220,22 @@ def test_hash_colliding_trace_ids_cost_what_random_ones_cost(serve: ServeProcess
         assert poller.slowest < 2.0, poller.slowest
     # Before the keyed hash: 15 s against 0.05 s. Generous: a small multiple, plus slack.
     assert took["colliding"] < 4 * took["random"] + 3.0, took
+
+
+def test_a_large_json_body_is_parsed_while_health_checks_are_answered(serve: ServeProcess) -> None:
+    spans = [
+        {"traceId": f"{n + 1:032x}", "spanId": f"{n + 1:016x}", "name": "op" * 20}
+        for n in range(40_000)
+    ]
+    document = {"resourceSpans": [{"scopeSpans": [{"scope": {"name": "s"}, "spans": spans}]}]}
+    body = json.dumps(document).encode()
+    assert len(body) > 4 * MIB
+    with HealthPoller(serve.ports["http"]) as poller:
+        status, answer, took = post(serve.ports["http"], body, content_type="application/json")
+    assert status == 200, answer[:300]
+    assert took < _deadline(body)
+    assert poller.failures == 0
+    assert poller.slowest < 2.0, poller.slowest
 
 
 def test_memory_stays_bounded_and_the_service_healthy_after_the_corpus(serve: ServeProcess) -> None:
