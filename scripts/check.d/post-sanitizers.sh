@@ -12,5 +12,5 @@ import tracescore.otlp._scan as native
 if "/build/sanitized/" not in native.__file__ or not hasattr(native, "coverage_news"):
     raise SystemExit(f"post-sanitizers: the sanitized extension is not the one imported: {native.__file__}")
 PY
-.venv/bin/python -m pytest tests/otlp tests/adversarial/test_native_edges.py -q -p no:cacheprovider
+.venv/bin/python -m pytest tests/otlp tests/adversarial/test_native_edges.py -q
 .venv/bin/python tests/fuzz/wire_target.py --seconds "${FUZZ_SECONDS:-60}" --artifacts build/fuzz-artifacts
