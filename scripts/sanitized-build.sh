@@ -16,7 +16,10 @@ SO_CACHE="build/sanitized-so/$STAMP"
 if [ ! -d "$SO_CACHE" ]; then
     WHEELS=$(mktemp -d)
     trap 'rm -rf "$WHEELS"' EXIT
-    # setup.py marks the extension optional: a failed compile still makes a wheel, without it.
+    # pip builds in the tree (build/lib.*, build/temp.*), and setuptools skips an extension
+    # newer than its sources whatever the flags: start from none. setup.py marks the extension
+    # optional, so a failed compile still makes a wheel, without it (checked below).
+    rm -rf build/lib.* build/temp.* build/bdist.*
     CFLAGS="$FLAGS" LDFLAGS="-fsanitize=address,undefined" \
         .venv/bin/python -m pip wheel -q --no-deps --disable-pip-version-check -w "$WHEELS" . >&2
     mkdir -p "$SO_CACHE.tmp"
