@@ -54,14 +54,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
-from opentelemetry.proto.common.v1.common_pb2 import KeyValue
-from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from shapes import kv as _kv
+from shapes import tag as _tag
+from shapes import tool_spans_trace as _trace
 from tracescore.export.transport import parse_retry_after, retry_info_delay
 
 SERVICE_CPU, CLIENT_CPU = 0, 1
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
-TOOLS = ["search_docs", "read_file", "write_file", "run_sql", "http_get", "calculator"]
 SCENARIOS = """
 scenarios:
   - name: agents
@@ -82,102 +82,6 @@ service: {{metrics_interval: 5s, shutdown_grace_period: 10s}}
 
 
 # -- payload ---------------------------------------------------------------------------------
-
-
-def _kv(key: str, value: object) -> KeyValue:
-    kv = KeyValue(key=key)
-    if isinstance(value, int):
-        kv.value.int_value = value
-    elif isinstance(value, float):
-        kv.value.double_value = value
-    else:
-        kv.value.string_value = str(value)
-    return kv
-
-
-def _blob(rng: random.Random, size: int) -> str:
-    words = " ".join(rng.choice(["alpha", "bravo", "delta", "echo", "kilo"]) for _ in range(8))
-    return json.dumps({"query": words, "pad": "x" * max(0, size - len(words) - 22)})
-
-
-def _tag(n_pass: int) -> bytes:
-    """The last 6 bytes of every trace id on pass `n_pass`: renewing ids is one replace."""
-    return b"\xfe\xed" + n_pass.to_bytes(4, "big")
-
-
-def _span(
-    tid: bytes, sid: bytes, parent: bytes, name: str, start: int, end: int, attrs: list
-) -> Span:
-    kind = Span.SPAN_KIND_CLIENT if name.startswith(("chat", "POST")) else Span.SPAN_KIND_INTERNAL
-    span = Span(trace_id=tid, span_id=sid, parent_span_id=parent, name=name, kind=kind,
-                start_time_unix_nano=start, end_time_unix_nano=end)  # fmt: skip
-    span.attributes.extend(_kv(k, v) for k, v in attrs)
-    return span
-
-
-def _trace(rng: random.Random, t0: int) -> list[Span]:
-    """One agent run of 20 spans, in the shape the GenAI conventions describe."""
-    tid, root_id = rng.randbytes(10) + _tag(0), rng.randbytes(8)
-    agent = rng.choice(["triage", "planner", "coder", "researcher"])
-    root_attrs = [
-        ("gen_ai.operation.name", "invoke_agent"),
-        ("gen_ai.agent.name", agent),
-        ("gen_ai.agent.id", f"asst_{rng.getrandbits(48):012x}"),
-        ("gen_ai.conversation.id", f"conv_{rng.getrandbits(64):016x}"),
-        ("gen_ai.provider.name", "openai"),
-        ("gen_ai.request.model", "gpt-4.1"),
-    ]
-    root = _span(tid, root_id, b"", f"invoke_agent {agent}", t0, 0, root_attrs)
-    spans, t = [root], t0 + 1_000_000
-    for n in range(9):
-        chat_attrs = [
-            ("gen_ai.operation.name", "chat"),
-            ("gen_ai.provider.name", "openai"),
-            ("gen_ai.request.model", "gpt-4.1"),
-            ("gen_ai.response.model", "gpt-4.1-2025"),
-            ("gen_ai.response.id", f"chatcmpl-{rng.getrandbits(96):024x}"),
-            ("gen_ai.request.temperature", 0.2),
-            ("gen_ai.request.max_tokens", 4096),
-            ("gen_ai.usage.input_tokens", rng.randint(500, 9000)),
-            ("gen_ai.usage.output_tokens", rng.randint(20, 800)),
-            ("gen_ai.response.finish_reasons", "tool_calls" if n < 8 else "stop"),
-            ("server.address", "api.openai.com"),
-            ("server.port", 443),
-        ]
-        chat = _span(tid, rng.randbytes(8), root_id, "chat gpt-4.1", t, t + 900_000_000, chat_attrs)
-        spans.append(chat)
-        if n < 2:
-            http_attrs = [
-                ("http.request.method", "POST"),
-                ("server.address", "api.openai.com"),
-                ("url.full", "https://api.openai.com/v1/chat/completions"),
-                ("server.port", 443),
-                ("http.response.status_code", 200),
-                ("network.protocol.version", "1.1"),
-            ]
-            end = t + 800_000_000
-            spans.append(_span(tid, rng.randbytes(8), chat.span_id, "POST", t + 1, end, http_attrs))
-        t += 1_000_000_000
-        if n < 8:
-            tool = rng.choice(TOOLS)
-            tool_attrs = [
-                ("gen_ai.operation.name", "execute_tool"),
-                ("gen_ai.tool.name", tool),
-                ("gen_ai.tool.type", "function"),
-                ("gen_ai.tool.call.id", f"call_{rng.getrandbits(96):024x}"),
-                ("gen_ai.tool.description", f"Tool {tool} used by the agent"),
-                ("gen_ai.tool.call.arguments", _blob(rng, 200)),
-                ("gen_ai.tool.call.result", _blob(rng, 300)),
-            ]
-            name = f"execute_tool {tool}"
-            span = _span(tid, rng.randbytes(8), root_id, name, t, t + 100_000_000, tool_attrs)
-            if rng.random() < 0.1:
-                span.status.code = Status.STATUS_CODE_ERROR
-                span.attributes.append(_kv("error.type", "TimeoutError"))
-            spans.append(span)
-            t += 200_000_000
-    root.end_time_unix_nano = t + 1_000_000
-    return spans
 
 
 def make_stream(n_traces: int) -> tuple[list[bytes], list[int], list[list[bytes]]]:

@@ -1,0 +1,378 @@
+"""Sustainable capacity of `tracescore serve` on one core, against parse-and-discard.
+
+    .venv/bin/python bench/capacity.py [--quick] [--protocols http,grpc] [--mixes bench,matching]
+
+Sustainable capacity is the highest offered rate (spans/s) at which, over a whole step of
+fixed-rate load, at least 99.9% of requests are accepted, the p99 request latency is at most
+250 ms and the service's buffers are steady (not growing over the step). That is what a
+collector in front of the service can count on: below it nothing queues up at the sender.
+
+How it is measured, each part in its own process:
+- servers, all pinned to CPU 0 (the same core): a parse-and-discard receiver (parse, count,
+  answer: the transport's Python limit) and one `tracescore serve` per scorer mix, run with its
+  SHIPPED DEFAULTS: the config names only the endpoints and the scenarios;
+- senders (`--shards` processes) and the sink the service exports to, on CPU 1: the senders
+  are open-loop (bench/capacity_load.py): requests leave when the rate says, answered or not,
+  latency counts from when a request was due, and a refused request is sent again after the
+  Retry-After / RetryInfo the server advised;
+- rates step up geometrically until a step fails, then bisect; the servers' ladders are
+  interleaved step by step, so drifts of a shared machine hit both sides of the ratio alike.
+
+Scorer mixes: `bench` (today's bench/throughput.py mix: a tool-count gate, no_tool_errors,
+called_tool) and `matching` (argument and trajectory matching: tool_calls with arguments,
+trajectory_accuracy, tool_call_accuracy). The stream mixes two trace shapes (bench/shapes.py).
+
+Printed: every step (offered rate, accepted, p50/p99 latency, the server's CPU use, buffered
+runs at the start and end of the step's second half, every refusal's reason and count, the
+verdict and why), then per protocol the capacity of each server, the limit that stopped it,
+CPU per span (CPU-seconds from idle to idle over spans accepted: a second figure) and the
+ratio to parse-and-discard. On a shared machine absolute rates drift; the ratio is the figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from aiohttp import ClientSession
+
+from capacity_report import Step, print_step, print_summary, verdict
+from tracescore.config.serve import ExporterSettings
+
+SERVER_CPU, CLIENT_CPU = 0, 1
+HERE = Path(__file__).resolve().parent
+LOGS: dict[int, Any] = {}  # server pid -> its log file (kept open until the end)
+MIXES = {
+    "bench": """
+scenarios:
+  - name: agents
+    match: {agent: "*"}
+    gates: [{type: max_tool_calls, max: 20}]
+    scorers:
+      - {type: no_tool_errors, threshold: 1.0}
+      - {type: called_tool, tool: search_docs}
+""",
+    "matching": """
+scenarios:
+  - name: agents
+    match: {agent: "*"}
+    scorers:
+      - type: tool_calls
+        expected_tools: [search_docs, read_file]
+        arguments: {search_docs: {query: "alpha bravo"}}
+      - type: trajectory_accuracy
+        steps: [{tool: search_docs}, {tool: read_file}, {tool: run_sql}]
+        ordering: relaxed
+      - type: tool_call_accuracy
+        expected_tool_order: [search_docs, read_file]
+""",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def busy_seconds() -> float:
+    """CPU-seconds the whole machine spent busy."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def start(cmd: list[str], cpu: int, ready: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    """Start `cmd` pinned to `cpu`, its output to a log file; wait for a line with `ready`."""
+    log = tempfile.NamedTemporaryFile("w+", prefix="tracescore-capacity-", suffix=".log")  # noqa: SIM115
+    proc = subprocess.Popen(
+        cmd,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, **env},
+        preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
+    )
+    LOGS[proc.pid] = log
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        with open(log.name) as f:
+            if ready in f.read():
+                return proc
+        time.sleep(0.1)
+    with open(log.name) as f:
+        raise RuntimeError(f"{cmd[:3]} did not start:\n" + f.read()[-3000:])
+
+
+class Target:
+    """One server under test."""
+
+    def __init__(self, name: str, proc: subprocess.Popen[str], port: int, metrics: int | None):
+        self.name, self.proc, self.port, self.metrics = name, proc, port, metrics
+        self.steps: list[Step] = []
+        self.n_pass = 0
+
+
+class Ladder:
+    """Rates to try: up by `factor` until a step fails, then `refine` bisections."""
+
+    def __init__(self, target: Target, start: float, factor: float, refine: int) -> None:
+        self.target, self.rate, self.factor, self.refine = target, start, factor, refine
+        self.lo, self.hi = 0.0, math.inf
+        self.done = False
+        self.downs = 0
+
+    def record(self, step: Step) -> None:
+        if step.sender_limited:  # the senders could not keep the pace: no verdict on the server
+            self.done = True
+            return
+        if step.ok:
+            self.lo = max(self.lo, step.rate)
+        else:
+            self.hi = min(self.hi, step.rate)
+        if self.hi == math.inf:
+            self.rate *= self.factor
+        elif self.lo == 0.0:
+            self.downs += 1
+            self.rate /= self.factor
+            self.done = self.downs > 4
+        elif self.refine > 0 and self.hi / self.lo > 1.04:
+            self.refine -= 1
+            self.rate = math.sqrt(self.lo * self.hi)
+        else:
+            self.done = True
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.senders: list[asyncio.subprocess.Process] = []
+        self.session: ClientSession | None = None
+        self.sink_port = 0
+        self.procs: list[subprocess.Popen[str]] = []
+
+    async def setup(self) -> None:
+        env = {"PYTHONPATH": str(HERE)}
+        http_port, grpc_port = free_port(), free_port()
+        cmd = [sys.executable, str(HERE / "capacity_servers.py"), "sink"]
+        cmd += ["--http-port", str(http_port), "--grpc-port", str(grpc_port)]
+        self.procs.append(start(cmd, CLIENT_CPU, "READY", env))
+        self.sink_http, self.sink_grpc = http_port, grpc_port
+        for shard in range(self.args.shards):
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                str(HERE / "capacity_load.py"),
+                "--shard",
+                str(shard),
+                "--traces",
+                str(self.args.traces),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                preexec_fn=lambda: os.sched_setaffinity(0, {CLIENT_CPU}),
+            )
+            assert proc.stdout is not None
+            json.loads(await proc.stdout.readline())
+            self.senders.append(proc)
+        self.session = ClientSession()
+
+    def discard(self, protocol: str) -> Target:
+        port = free_port()
+        cmd = [sys.executable, str(HERE / "capacity_servers.py"), "discard"]
+        proc = start([*cmd, "--protocol", protocol, "--port", str(port)], SERVER_CPU, "READY", {})
+        self.procs.append(proc)
+        return Target("parse-and-discard", proc, port, None)
+
+    def service(self, protocol: str, mix: str) -> Target:
+        grpc_port, http_port = free_port(), free_port()
+        defaults = ExporterSettings(endpoint="http://127.0.0.1:1")
+        exporter_protocol = self.args.export_protocol or defaults.protocol
+        sink = self.sink_grpc if exporter_protocol == "grpc" else self.sink_http
+        exporter = f'endpoint: "http://127.0.0.1:{sink}"'
+        if self.args.export_protocol:
+            exporter += f", protocol: {self.args.export_protocol}"
+        if self.args.export_compression:
+            exporter += f", compression: {self.args.export_compression}"
+        config = MIXES[mix] + (
+            f'receivers:\n  grpc: {{endpoint: "127.0.0.1:{grpc_port}"}}\n'
+            f'  http: {{endpoint: "127.0.0.1:{http_port}"}}\nexporter: {{{exporter}}}\n'
+        )
+        path = Path(tempfile.mkdtemp(prefix="tracescore-capacity-")) / "tracescore.yaml"
+        path.write_text(config)
+        tracescore = str(Path(sys.executable).with_name("tracescore"))
+        cmd = [tracescore, "serve", "--config", str(path), "--log-level", "warning"]
+        proc = start(cmd, SERVER_CPU, "tracescore serve: ready", {})
+        self.procs.append(proc)
+        port = grpc_port if protocol == "grpc" else http_port
+        return Target(f"serve, {mix} mix", proc, port, http_port)
+
+    async def gauges(self, target: Target) -> tuple[float, float]:
+        """(runs buffered, bytes buffered) from the service's /metrics."""
+        assert self.session is not None
+        assert target.metrics is not None
+        url = f"http://127.0.0.1:{target.metrics}/metrics"
+        async with self.session.get(url) as resp:
+            text = await resp.text()
+        runs = nbytes = 0.0
+        for line in text.splitlines():
+            if line.startswith("tracescore_runs_buffered"):
+                runs = float(line.split()[-1])
+            elif line.startswith("tracescore_bytes_buffered"):
+                nbytes = float(line.split()[-1])
+        return runs, nbytes
+
+    async def sink_spans(self) -> int:
+        assert self.session is not None
+        async with self.session.get(f"http://127.0.0.1:{self.sink_http}/count") as resp:
+            return int(json.loads(await resp.text())["spans"])
+
+    async def step(self, protocol: str, target: Target, rate: float) -> Step:
+        seconds = self.args.step_s
+        cmd = {"protocol": protocol, "port": target.port, "seconds": seconds,
+               "rate": rate / len(self.senders), "deadline": self.args.deadline_s}  # fmt: skip
+        pid = target.proc.pid
+        ours = [p.pid for p in self.senders] + [self.procs[0].pid, os.getpid()]
+        sink0 = await self.sink_spans() if target.metrics else 0
+        c0, b0, o0 = cpu_seconds(pid), busy_seconds(), sum(map(cpu_seconds, ours))
+        t0 = time.monotonic()
+        for shard, proc in enumerate(self.senders):
+            assert proc.stdin is not None
+            line = json.dumps({**cmd, "pass0": target.n_pass + 1000 * shard}) + "\n"
+            proc.stdin.write(line.encode())
+            await proc.stdin.drain()
+        samples: list[tuple[float, float, float]] = []
+
+        async def sample() -> None:
+            while target.metrics:
+                runs, nbytes = await self.gauges(target)
+                samples.append((time.monotonic() - t0, runs, nbytes))
+                await asyncio.sleep(0.25)
+
+        sampler = asyncio.create_task(sample())
+        results = []
+        for proc in self.senders:
+            assert proc.stdout is not None
+            results.append(json.loads(await proc.stdout.readline()))
+        sampler.cancel()
+        loaded_s, loaded_cpu = time.monotonic() - t0, cpu_seconds(pid) - c0
+        target.n_pass = max(r["next_pass"] for r in results)
+        spans = sum(r["spans"] for r in results)
+        delivered = None
+        if target.metrics:  # idle to idle: wait until every run was scored and forwarded
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                runs, _ = await self.gauges(target)
+                delivered = await self.sink_spans() - sink0
+                if runs == 0 and delivered >= spans:
+                    break
+                await asyncio.sleep(0.2)
+        await asyncio.sleep(0.3)
+        wall = time.monotonic() - t0
+        cpu = cpu_seconds(pid) - c0
+        other = (busy_seconds() - b0 - cpu - (sum(map(cpu_seconds, ours)) - o0)) / wall
+        cores = loaded_cpu / loaded_s
+        step = verdict(rate, seconds, results, samples, cores, cpu, delivered, other)
+        target.steps.append(step)
+        return step
+
+    async def protocol(self, protocol: str) -> list[Target]:
+        targets = [self.discard(protocol)]
+        targets += [self.service(protocol, mix) for mix in self.args.mixes.split(",")]
+        a = self.args
+        ladders = [Ladder(targets[0], a.discard_start, a.factor, a.refine)]
+        ladders += [Ladder(t, a.service_start, a.factor, a.refine) for t in targets[1:]]
+        while any(not ladder.done for ladder in ladders):
+            for ladder in ladders:
+                if ladder.done or len(ladder.target.steps) >= a.max_steps:
+                    ladder.done = True
+                    continue
+                step = await self.step(protocol, ladder.target, ladder.rate)
+                print_step(protocol, ladder.target.name, step)
+                ladder.record(step)
+        for target in targets:
+            target.proc.terminate()
+        for target in targets:
+            target.proc.wait()
+        return targets
+
+    async def close(self) -> None:
+        for proc in self.senders:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            await proc.wait()
+        for proc in self.procs:
+            proc.terminate()
+            proc.wait()
+        if self.session is not None:
+            await self.session.close()
+
+
+async def run(args: argparse.Namespace) -> dict:
+    bench = Bench(args)
+    report: dict = {"args": vars(args), "protocols": {}}
+    try:
+        await bench.setup()
+        defaults = ExporterSettings(endpoint="http://127.0.0.1:1")
+        print(
+            f"servers on CPU {SERVER_CPU}; {args.shards} sender processes and the sink on CPU"
+            f" {CLIENT_CPU}; steps of {args.step_s:.0f} s; serve exports over"
+            f" {args.export_protocol or defaults.protocol + ' (default)'} with compression"
+            f" {args.export_compression or defaults.compression + ' (default)'}",
+            flush=True,
+        )
+        for protocol in args.protocols.split(","):
+            targets = await bench.protocol(protocol)
+            report["protocols"][protocol] = print_summary(protocol, targets)
+    finally:
+        await bench.close()
+    return report
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="shorter steps, coarser search")
+    parser.add_argument("--protocols", default="http,grpc")
+    parser.add_argument("--mixes", default="bench,matching")
+    parser.add_argument("--shards", type=int, default=2, help="sender processes")
+    parser.add_argument("--traces", type=int, default=2000, help="distinct traces per pass")
+    parser.add_argument("--step-s", type=float, help="seconds of load per step (8; quick 5)")
+    parser.add_argument("--deadline-s", type=float, default=10.0)
+    parser.add_argument("--discard-start", type=float, default=120_000)
+    parser.add_argument("--service-start", type=float, default=20_000)
+    parser.add_argument("--factor", type=float, help="rate step up (1.4; quick 1.6)")
+    parser.add_argument("--refine", type=int, help="bisections after the first failure (2; 1)")
+    parser.add_argument("--max-steps", type=int, default=14)
+    parser.add_argument("--export-protocol", choices=["grpc", "http/protobuf"])
+    parser.add_argument("--export-compression", choices=["gzip", "none"])
+    parser.add_argument("--out", help="write every step and the summary as JSON here")
+    args = parser.parse_args()
+    args.step_s = args.step_s or (5.0 if args.quick else 8.0)
+    args.factor = args.factor or (1.6 if args.quick else 1.4)
+    args.refine = args.refine if args.refine is not None else (1 if args.quick else 2)
+    report = asyncio.run(run(args))
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""bench/capacity.py's verdicts and tables: is a step sustainable, and what stopped it."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import Counter
+from typing import Any
+
+ACCEPTED_MIN = 0.999
+P99_MAX_S = 0.250
+SENDER_LAG_MAX_S = 0.050
+# Buffers are steady when the runs held at the end of a step's second half exceed those at its
+# start by at most this fraction (plus a few runs: a tick's worth of runs comes and goes).
+GROWTH_MAX = 0.20
+GROWTH_SLACK_RUNS = 100
+
+
+@dataclasses.dataclass
+class Step:
+    rate: float
+    achieved: float  # spans/s accepted over the step
+    accepted: float  # fraction of requests accepted (after retries, within the deadline)
+    first_try: float  # fraction accepted at the first attempt
+    p50: float
+    p99: float
+    cores: float  # the server's CPU use while loaded
+    us_per_span: float  # CPU idle to idle / spans accepted
+    runs: tuple[float, float] | None  # buffered runs at the start and end of the second half
+    refusals: dict[str, int]
+    failures: dict[str, int]
+    delivered: int | None
+    spans: int
+    other: float  # cores used by other processes on the machine meanwhile
+    sender_lag: float
+    why: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.why
+
+    @property
+    def sender_limited(self) -> bool:
+        return self.sender_lag > SENDER_LAG_MAX_S
+
+
+def _quantile(values: list[float], q: float) -> float:
+    if not values:
+        return math.inf
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * q))]
+
+
+def _trend(samples: list[tuple[float, float, float]], seconds: float) -> tuple[float, float] | None:
+    """Runs buffered at the start and at the end of the step's second half (3 samples each)."""
+    window = [runs for t, runs, _ in samples if max(seconds * 0.45, 2.75) <= t <= seconds]
+    if len(window) < 4:
+        return None
+    k = min(3, len(window) // 2)
+    return sum(window[:k]) / k, sum(window[-k:]) / k
+
+
+def verdict(
+    rate: float,
+    seconds: float,
+    results: list[dict[str, Any]],
+    samples: list[tuple[float, float, float]],
+    cores: float,
+    cpu: float,
+    delivered: int | None,
+    other: float,
+) -> Step:
+    """Merge the senders' figures for one step and judge it."""
+    offered = sum(r["offered"] for r in results)
+    accepted = sum(r["accepted"] for r in results)
+    spans = sum(r["spans"] for r in results)
+    latencies = [x for r in results for x in r["latencies"]]
+    latencies += [math.inf] * (offered - accepted)  # lost requests are the slowest of all
+    refusals: Counter[str] = Counter()
+    failures: Counter[str] = Counter()
+    for r in results:
+        refusals.update(r["refusals"])
+        failures.update(r["failures"])
+    lag = _quantile([x for r in results for x in r["late"]], 0.99)
+    runs = _trend(samples, seconds)
+    step = Step(
+        rate=rate,
+        achieved=spans / seconds,
+        accepted=accepted / offered,
+        first_try=sum(r["first_try"] for r in results) / offered,
+        p50=_quantile(latencies, 0.5),
+        p99=_quantile(latencies, 0.99),
+        cores=cores,
+        us_per_span=cpu / spans * 1e6 if spans else math.inf,
+        runs=runs,
+        refusals=dict(refusals),
+        failures=dict(failures),
+        delivered=delivered,
+        spans=spans,
+        other=other,
+        sender_lag=lag,
+        why=[],
+    )
+    if step.accepted < ACCEPTED_MIN:
+        step.why.append(f"accepted {step.accepted:.2%} < {ACCEPTED_MIN:.1%}")
+    if step.p99 > P99_MAX_S:
+        step.why.append(f"p99 {step.p99 * 1000:.0f} ms > {P99_MAX_S * 1000:.0f} ms")
+    if runs is not None and runs[1] > runs[0] * (1 + GROWTH_MAX) + GROWTH_SLACK_RUNS:
+        step.why.append(f"buffers growing ({runs[0]:,.0f} -> {runs[1]:,.0f} runs)")
+    if step.sender_limited:
+        step.why.append(f"the senders lagged (p99 {lag * 1000:.0f} ms): no verdict on the server")
+    return step
+
+
+def _ms(seconds: float) -> str:
+    return "lost" if seconds == math.inf else f"{seconds * 1000:.0f}"
+
+
+def print_step(protocol: str, name: str, step: Step) -> None:
+    runs = f"{step.runs[0]:>6,.0f}->{step.runs[1]:<6,.0f}" if step.runs else " " * 14
+    verdict_text = "ok" if step.ok else "FAIL: " + "; ".join(step.why)
+    print(
+        f"  {protocol:<4} {name:<22} {step.rate:>9,.0f} offered {step.achieved:>9,.0f} accepted"
+        f" {step.accepted:>7.2%} (first try {step.first_try:>7.2%}) p50/p99"
+        f" {_ms(step.p50):>5}/{_ms(step.p99):<5} ms  cpu {step.cores:4.2f}"
+        f"  runs {runs} other {step.other:4.2f}  {verdict_text}",
+        flush=True,
+    )
+    for reason, n in sorted(step.refusals.items(), key=lambda x: -x[1]):
+        print(f"        refused {n:>6}x: {reason}", flush=True)
+    for reason, n in sorted(step.failures.items(), key=lambda x: -x[1]):
+        print(f"        failed  {n:>6}x: {reason}", flush=True)
+    if step.delivered is not None and step.delivered < step.spans:
+        print(f"        delivered only {step.delivered:,} of {step.spans:,} spans", flush=True)
+
+
+def capacity(steps: list[Step]) -> tuple[Step | None, Step | None]:
+    """The highest passing step and the lowest failing step above it."""
+    passed = [s for s in steps if s.ok]
+    best = max(passed, key=lambda s: s.rate) if passed else None
+    above = [s for s in steps if not s.ok and (best is None or s.rate > best.rate)]
+    return best, min(above, key=lambda s: s.rate) if above else None
+
+
+def print_summary(protocol: str, targets: list[Any]) -> dict[str, Any]:
+    """The capacity table of one protocol; returns it as data."""
+    limits = f">= {ACCEPTED_MIN:.1%} accepted, p99 <= {P99_MAX_S * 1000:.0f} ms, buffers steady"
+    print(f"\n{protocol}: sustainable capacity ({limits}), servers on one core", flush=True)
+    print(f"  {'server':<22} {'spans/s':>9} {'ratio':>6} {'cpu':>5} {'µs/span':>8}"
+          f" {'cpu ratio':>9}  limit (first failing step above)")  # fmt: skip
+    rows: dict[str, Any] = {}
+    base_best, _ = capacity(targets[0].steps)
+    for target in targets:
+        best, limit = capacity(target.steps)
+        rate = best.rate if best else 0.0
+        ratio = rate / base_best.rate if base_best and best else 0.0
+        # CPU per span at the steps that passed (median): the second figure.
+        costs = sorted(s.us_per_span for s in target.steps if s.ok and s.spans)
+        base_costs = sorted(s.us_per_span for s in targets[0].steps if s.ok and s.spans)
+        us = costs[len(costs) // 2] if costs else math.inf
+        base_us = base_costs[len(base_costs) // 2] if base_costs else math.inf
+        if limit is None:
+            why = "none reached (the search stopped first)"
+        else:
+            why = f"at {limit.rate:,.0f}: " + "; ".join(limit.why)
+            if limit.refusals:
+                top = max(limit.refusals.items(), key=lambda x: x[1])
+                why += f" [refused mostly: {top[0]}]"
+        cores = best.cores if best else 0.0
+        print(
+            f"  {target.name:<22} {rate:>9,.0f} {ratio:>6.3f} {cores:>5.2f} {us:>8.2f}"
+            f" {base_us / us if us else 0:>9.3f}  {why}",
+            flush=True,
+        )
+        rows[target.name] = {
+            "capacity_spans_s": rate,
+            "ratio": ratio,
+            "cores_at_capacity": cores,
+            "us_per_span": us,
+            "cpu_ratio": base_us / us if us else 0.0,
+            "limit": why,
+            "steps": [dataclasses.asdict(s) for s in target.steps],
+        }
+    print(flush=True)
+    return rows
