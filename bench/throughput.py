@@ -55,6 +55,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+# bench/ on the path also when this file is loaded by location (the tests do)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shapes import kv as _kv
 from shapes import tag as _tag
 from shapes import tool_spans_trace as _trace

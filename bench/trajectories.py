@@ -25,11 +25,15 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+# bench/ on the path also when this file is loaded by location
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shapes import kv as _kv
 from shapes import messages_trace as _trace
 from tracescore.model import SpanRecord

@@ -41,9 +41,17 @@ log = logging.getLogger(__name__)
 
 _ZERO16 = bytes(16)
 _MAX_PROBLEMS = 5
-# Bytes of one SpanRecord with its id strings, before its attributes; used only to bound memory
-# (assembly.max_bytes). Measured with tracemalloc on bench/throughput.py's traces, rounded up.
-RECORD_OVERHEAD = 600
+# Bytes of one SpanRecord with its id strings and its trace's share of the buffer, before its
+# attributes; used only to bound memory (assembly.max_bytes). Fitted with otlp.scan's
+# ATTRIBUTE_OVERHEAD to tracemalloc on bench/capacity.py's runs (512 bytes), rounded up.
+RECORD_OVERHEAD = 520
+# Trace ids remembered after scoring, so late spans are counted as late: about 100 bytes each.
+_SCORED_MIN, _SCORED_MAX = 10_000, 200_000
+# Time from a trace being due to its tick scoring it (the service ticks at most every 0.25 s).
+_TICK_S = 0.25
+# Retry-After when the export queue is full: when the downstream takes more is not known here.
+_EXPORT_RETRY_S = 1.0
+_RETRY_MAX_S = 30.0
 
 
 def _keep_nothing(key: str) -> bool:
@@ -104,7 +112,7 @@ class Assembler:
         self._traces: dict[bytes, _Trace] = {}  # insertion order = order of first span
         self._anchored: collections.OrderedDict[bytes, _Trace] = collections.OrderedDict()
         self._scored: collections.OrderedDict[bytes, None] = collections.OrderedDict()
-        self._scored_limit = max(10_000, 4 * settings.max_runs)
+        self._scored_limit = max(_SCORED_MIN, min(_SCORED_MAX, 4 * settings.max_runs))
         self._outbox = Outbox(hooks.forward, counters)
         self._waits = Waits(self._outbox, hooks.annotate, clock, self._account)
         self.spans = 0
@@ -123,18 +131,37 @@ class Assembler:
     # -- admission -------------------------------------------------------------------------
 
     def check_capacity(self) -> None:
-        """Raise OverloadedError when a new request must be refused with a retryable status."""
+        """Raise OverloadedError when a new request must be refused with a retryable status;
+        its `retry_after_s` is when space frees (the next trace due is scored)."""
         s = self.settings
         if self._outbox:
             self._outbox.flush()
         if len(self._traces) >= s.max_runs:
-            raise OverloadedError(f"{len(self._traces)} runs buffered (assembly.max_runs)")
-        if self.spans >= s.max_spans:
-            raise OverloadedError(f"{self.spans} spans buffered (assembly.max_spans)")
-        if self.buffered_bytes >= s.max_bytes:
-            raise OverloadedError(f"{self.buffered_bytes} bytes buffered (assembly.max_bytes)")
-        if self._outbox or not self._hooks.downstream_ready():
-            raise OverloadedError("export queue full: the downstream endpoint is slow or down")
+            problem = f"{len(self._traces)} runs buffered (assembly.max_runs)"
+        elif self.spans >= s.max_spans:
+            problem = f"{self.spans} spans buffered (assembly.max_spans)"
+        elif self.buffered_bytes >= s.max_bytes:
+            problem = f"{self.buffered_bytes} bytes buffered (assembly.max_bytes)"
+        elif self._outbox or not self._hooks.downstream_ready():
+            raise OverloadedError(
+                "export queue full: the downstream endpoint is slow or down", _EXPORT_RETRY_S
+            )
+        else:
+            return
+        raise OverloadedError(problem, self.space_frees_in())
+
+    def space_frees_in(self) -> float:
+        """Seconds until the buffer is likely to have room: the trace due first (quiet for
+        `decision_wait`, or `max_trace_age` old) plus a tick to score it."""
+        s = self.settings
+        due = _RETRY_MAX_S
+        for trace in self._anchored.values():  # least recently touched first
+            due = trace.last + s.decision_wait - self._clock()
+            break
+        for trace in self._traces.values():  # oldest first
+            due = min(due, trace.first + s.max_trace_age - self._clock())
+            break
+        return min(_RETRY_MAX_S, max(0.0, due) + _TICK_S)
 
     # -- ingest ----------------------------------------------------------------------------
 
@@ -317,20 +344,27 @@ class Assembler:
 
     # -- deciding --------------------------------------------------------------------------
 
-    def tick(self, now: float | None = None) -> int:
-        """Score every trace that is due; returns the number of traces scored."""
+    def tick(self, now: float | None = None, limit: int | None = None) -> int:
+        """Score the traces that are due (at most `limit`, oldest first); returns how many.
+
+        The service calls it with a limit, again and again until fewer than `limit` were due,
+        yielding to the event loop in between: a tick's worth of runs scored in one go kept
+        requests waiting for as long as that took (hundreds of milliseconds under load).
+        """
         now = self._clock() if now is None else now
         s = self.settings
         quiet: list[bytes] = []
         wait = s.decision_wait
+        room = len(self._traces) if limit is None else limit
         for tid, trace in self._anchored.items():  # least recently touched first
-            if now - trace.last < wait:
+            if now - trace.last < wait or len(quiet) >= room:
                 break
             quiet.append(tid)
         due: list[tuple[_Trace, Reason]] = [(self._pop(tid), "quiet") for tid in quiet]
         aged: list[bytes] = []
+        room -= len(due)
         for tid, trace in self._traces.items():  # oldest first
-            if now - trace.first < s.max_trace_age:
+            if now - trace.first < s.max_trace_age or len(aged) >= room:
                 break
             aged.append(tid)
         due.extend((self._pop(tid), "max_age") for tid in aged)

@@ -251,13 +251,17 @@ class AssemblySettings(_Frozen):
     max_trace_age: Duration = 60.0
     """A run whose agent span never arrives is scored this long after its trace's first span,
     with complete: false."""
-    max_runs: int = Field(default=10_000, ge=1)
-    """Traces buffered at once; at the limit receivers answer with a retryable status."""
-    max_spans: int = Field(default=500_000, ge=1)
-    """Span records buffered at once; at the limit receivers answer with a retryable status."""
-    max_bytes: ByteSize = 256 * MIB
-    """Estimated bytes buffered (records and held spans); at the limit receivers answer with a
-    retryable status."""
+    max_runs: int = Field(default=1_000_000, ge=1)
+    """Traces buffered at once; at the limit receivers answer with a retryable status. A
+    safety bound: at the defaults `max_bytes` is the limit reached first."""
+    max_spans: int = Field(default=5_000_000, ge=1)
+    """Span records buffered at once; at the limit receivers answer with a retryable status. A
+    safety bound: at the defaults `max_bytes` is the limit reached first."""
+    max_bytes: ByteSize = 512 * MIB
+    """Estimated bytes buffered (records and held spans, within a few percent of what the
+    process holds for them); at the limit receivers answer with a retryable status. About
+    13 KiB per 20-span agent run when scorers read tool names and statuses, 19 KiB when they
+    also read tool arguments and results."""
 
 
 class ServiceSettings(_Frozen):

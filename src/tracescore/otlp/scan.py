@@ -50,9 +50,11 @@ __all__ = [
     "python_scan_spans",
 ]
 
-# Bytes of one kept attribute (key string, value object, dict slot) before its text, used to
-# bound memory (assembly.max_bytes); measured with tracemalloc and rounded up.
-ATTRIBUTE_OVERHEAD = 140
+# Bytes of one kept attribute (its dict slot and value object; keys are shared) before its
+# text, used to bound memory (assembly.max_bytes). Fitted with RECORD_OVERHEAD (assembler) to
+# tracemalloc on bench/capacity.py's runs under two scorer mixes (41 and 94 attributes a run):
+# 30 bytes; 140 had the estimate at 1.5-1.65x what the process held.
+ATTRIBUTE_OVERHEAD = 32
 # The caches fed by what clients send are bounded in bytes, not only in entries: keys (see
 # KEY_CACHE_MAX) and span names over LONG_TEXT bytes are not cached, resources over
 # _RESOURCE_CACHE_MAX bytes are decoded for each request, and the resources cached hold at

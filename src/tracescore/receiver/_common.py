@@ -31,6 +31,7 @@ __all__ = [
     "decompress",
     "partial_message",
     "retry_after_seconds",
+    "retry_delay",
     "server_ssl_context",
     "success_response",
 ]
@@ -175,8 +176,14 @@ def partial_message(result: ConsumeResult) -> str:
 
 
 def retry_after_seconds(error: OverloadedError) -> int:
-    """Whole seconds for a Retry-After header (at least 1)."""
+    """Whole seconds for an HTTP Retry-After header: rounded up, at least 1 (delay-seconds is
+    an integer, and 0 makes the collector's exporter fall back to its own backoff)."""
     return max(1, math.ceil(error.retry_after_s))
+
+
+def retry_delay(error: OverloadedError) -> float:
+    """Seconds for a gRPC RetryInfo: fractions allowed, to the millisecond, at least 10 ms."""
+    return max(0.01, round(error.retry_after_s, 3))
 
 
 def server_ssl_context(tls: ServerTlsSettings) -> ssl.SSLContext:

@@ -22,7 +22,7 @@ from tracescore.receiver._common import (
     TraceConsumer,
     bearer_ok,
     check_and_consume,
-    retry_after_seconds,
+    retry_delay,
     success_response,
 )
 
@@ -124,7 +124,7 @@ class GrpcReceiver:
             self._consumer.check_capacity()
             result = await check_and_consume(self._consumer, body)
         except OverloadedError as exc:
-            seconds = retry_after_seconds(exc)
+            seconds = retry_delay(exc)
             details = _status.status_proto(_status.UNAVAILABLE, f"overloaded: {exc}", seconds)
             await context.abort(
                 grpc.StatusCode.UNAVAILABLE,
