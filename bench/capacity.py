@@ -33,14 +33,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import json
 import math
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +105,17 @@ def busy_seconds() -> float:
     return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
 
 
+def _pinned(cpu: int) -> Callable[[], None]:
+    """What a child runs before exec: its core, and SIGTERM when the bench dies (prctl
+    PR_SET_PDEATHSIG), so an interrupted run leaves no server behind."""
+
+    def setup() -> None:
+        os.sched_setaffinity(0, {cpu})
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)
+
+    return setup
+
+
 def start(cmd: list[str], cpu: int, ready: str, env: dict[str, str]) -> subprocess.Popen[str]:
     """Start `cmd` pinned to `cpu`, its output to a log file; wait for a line with `ready`."""
     log = tempfile.NamedTemporaryFile("w+", prefix="tracescore-capacity-", suffix=".log")  # noqa: SIM115
@@ -111,7 +125,7 @@ def start(cmd: list[str], cpu: int, ready: str, env: dict[str, str]) -> subproce
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, **env},
-        preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
+        preexec_fn=_pinned(cpu),
     )
     LOGS[proc.pid] = log
     deadline = time.monotonic() + 60
@@ -188,7 +202,7 @@ class Bench:
                 str(self.args.traces),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
-                preexec_fn=lambda: os.sched_setaffinity(0, {CLIENT_CPU}),
+                preexec_fn=_pinned(CLIENT_CPU),
             )
             assert proc.stdout is not None
             json.loads(await proc.stdout.readline())
@@ -218,9 +232,9 @@ class Bench:
         )
         path = Path(tempfile.mkdtemp(prefix="tracescore-capacity-")) / "tracescore.yaml"
         path.write_text(config)
-        tracescore = str(Path(sys.executable).with_name("tracescore"))
-        cmd = [tracescore, "serve", "--config", str(path), "--log-level", "warning"]
-        proc = start(cmd, SERVER_CPU, "tracescore serve: ready", {})
+        cmd = [sys.executable, "-m", "tracescore", "serve", "--config", str(path)]
+        env = {"PYTHONPATH": self.args.serve_src} if self.args.serve_src else {}
+        proc = start([*cmd, "--log-level", "warning"], SERVER_CPU, "tracescore serve: ready", env)
         self.procs.append(proc)
         port = grpc_port if protocol == "grpc" else http_port
         return Target(f"serve, {mix} mix", proc, port, http_port)
@@ -356,18 +370,22 @@ def main() -> int:
     parser.add_argument("--traces", type=int, default=2000, help="distinct traces per pass")
     parser.add_argument("--step-s", type=float, help="seconds of load per step (8; quick 5)")
     parser.add_argument("--deadline-s", type=float, default=10.0)
-    parser.add_argument("--discard-start", type=float, default=120_000)
-    parser.add_argument("--service-start", type=float, default=20_000)
+    parser.add_argument("--discard-start", type=float, default=40_000, help="spans/s")
+    parser.add_argument("--service-start", type=float, default=5_000, help="spans/s")
     parser.add_argument("--factor", type=float, help="rate step up (1.4; quick 1.6)")
     parser.add_argument("--refine", type=int, help="bisections after the first failure (2; 1)")
-    parser.add_argument("--max-steps", type=int, default=14)
+    parser.add_argument("--max-steps", type=int, default=18)
     parser.add_argument("--export-protocol", choices=["grpc", "http/protobuf"])
     parser.add_argument("--export-compression", choices=["gzip", "none"])
+    parser.add_argument(
+        "--serve-src", help="run serve from this source tree (a src/ folder) to compare versions"
+    )
     parser.add_argument("--out", help="write every step and the summary as JSON here")
     args = parser.parse_args()
     args.step_s = args.step_s or (5.0 if args.quick else 8.0)
     args.factor = args.factor or (1.6 if args.quick else 1.4)
     args.refine = args.refine if args.refine is not None else (1 if args.quick else 2)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     report = asyncio.run(run(args))
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1))
