@@ -145,6 +145,7 @@ class Target:
         self.name, self.proc, self.port, self.metrics = name, proc, port, metrics
         self.steps: list[Step] = []
         self.n_pass = 0
+        self.idle_cores = 0.0  # CPU use with no load (and /metrics scraped as in a step)
 
 
 class Ladder:
@@ -254,6 +255,15 @@ class Bench:
                 nbytes = float(line.split()[-1])
         return runs, nbytes
 
+    async def idle(self, target: Target, seconds: float = 3.0) -> None:
+        """The target's CPU use with no load, its /metrics scraped as during a step."""
+        c0, t0 = cpu_seconds(target.proc.pid), time.monotonic()
+        while time.monotonic() - t0 < seconds:
+            if target.metrics:
+                await self.gauges(target)
+            await asyncio.sleep(0.5)
+        target.idle_cores = (cpu_seconds(target.proc.pid) - c0) / (time.monotonic() - t0)
+
     async def sink_spans(self) -> int:
         assert self.session is not None
         async with self.session.get(f"http://127.0.0.1:{self.sink_http}/count") as resp:
@@ -279,7 +289,7 @@ class Bench:
             while target.metrics:
                 runs, nbytes = await self.gauges(target)
                 samples.append((time.monotonic() - t0, runs, nbytes))
-                await asyncio.sleep(0.25)
+                await asyncio.sleep(0.5)
 
         sampler = asyncio.create_task(sample())
         results = []
@@ -298,12 +308,13 @@ class Bench:
                 delivered = await self.sink_spans() - sink0
                 if runs == 0 and delivered >= spans:
                     break
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(0.5)
         await asyncio.sleep(0.3)
         wall = time.monotonic() - t0
         cpu = cpu_seconds(pid) - c0
         other = (busy_seconds() - b0 - cpu - (sum(map(cpu_seconds, ours)) - o0)) / wall
         cores = loaded_cpu / loaded_s
+        cpu -= target.idle_cores * wall  # ticks, metrics and this bench's scraping, not spans
         step = verdict(rate, seconds, results, samples, cores, cpu, delivered, other)
         target.steps.append(step)
         return step
@@ -311,6 +322,8 @@ class Bench:
     async def protocol(self, protocol: str) -> list[Target]:
         targets = [self.discard(protocol)]
         targets += [self.service(protocol, mix) for mix in self.args.mixes.split(",")]
+        for target in targets:
+            await self.idle(target)
         a = self.args
         ladders = [Ladder(targets[0], a.discard_start, a.factor, a.refine)]
         ladders += [Ladder(t, a.service_start, a.factor, a.refine) for t in targets[1:]]

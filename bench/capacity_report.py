@@ -25,7 +25,7 @@ class Step:
     p50: float
     p99: float
     cores: float  # the server's CPU use while loaded
-    us_per_span: float  # CPU idle to idle / spans accepted
+    us_per_span: float  # CPU idle to idle, less the server's idle use, / spans accepted
     runs: tuple[float, float] | None  # buffered runs at the start and end of the second half
     refusals: dict[str, int]
     failures: dict[str, int]
@@ -153,12 +153,12 @@ def print_summary(protocol: str, targets: list[Any]) -> dict[str, Any]:
     for target in targets:
         best, limit = capacity(target.steps)
         rate = best.rate if best else 0.0
-        ratio = rate / base_best.rate if base_best and best else 0.0
+        ratio = rate / base_best.rate if base_best and best else math.nan
         # CPU per span at the steps that passed (median): the second figure.
         costs = sorted(s.us_per_span for s in target.steps if s.ok and s.spans)
         base_costs = sorted(s.us_per_span for s in targets[0].steps if s.ok and s.spans)
-        us = costs[len(costs) // 2] if costs else math.inf
-        base_us = base_costs[len(base_costs) // 2] if base_costs else math.inf
+        us = costs[len(costs) // 2] if costs else math.nan
+        base_us = base_costs[len(base_costs) // 2] if base_costs else math.nan
         if limit is None:
             why = "none reached (the search stopped first)"
         else:
@@ -169,7 +169,7 @@ def print_summary(protocol: str, targets: list[Any]) -> dict[str, Any]:
         cores = best.cores if best else 0.0
         print(
             f"  {target.name:<22} {rate:>9,.0f} {ratio:>6.3f} {cores:>5.2f} {us:>8.2f}"
-            f" {base_us / us if us else 0:>9.3f}  {why}",
+            f" {base_us / us:>9.3f}  {why}",
             flush=True,
         )
         rows[target.name] = {
@@ -177,7 +177,7 @@ def print_summary(protocol: str, targets: list[Any]) -> dict[str, Any]:
             "ratio": ratio,
             "cores_at_capacity": cores,
             "us_per_span": us,
-            "cpu_ratio": base_us / us if us else 0.0,
+            "cpu_ratio": base_us / us,
             "limit": why,
             "steps": [dataclasses.asdict(s) for s in target.steps],
         }
