@@ -125,7 +125,7 @@ def tool_spans_trace(rng: random.Random, t0: int) -> list[Span]:
 def _message_blob(rng: random.Random, size: int) -> str:
     words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
     data: dict[str, object] = {"query": " ".join(rng.choice(words) for _ in range(6))}
-    data["note"] = "".join(rng.choice("abcdefgh ") for _ in range(max(0, size - 40)))
+    data["note"] = "".join(rng.choices("abcdefgh ", k=max(0, size - 40)))  # one call: fast
     return json.dumps(data, separators=(",", ":"))
 
 

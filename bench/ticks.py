@@ -17,6 +17,7 @@ process, so a busy machine does not change the figures much:
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import time
 from collections import Counter
@@ -44,6 +45,11 @@ class TakeAll:
     submit_logs = submit_metrics = submit_traces
 
 
+@functools.cache
+def stream(shard: int) -> tuple[list[bytes], list[int]]:
+    return make_stream(2000, shard)
+
+
 def simulate(rate_runs: float, seconds: float, mix: str, limits: str, sliced: bool) -> dict:
     config = parse_config(
         MIXES[mix] + f'exporter: {{endpoint: "http://127.0.0.1:1"}}\nassembly: {limits}\n'
@@ -52,7 +58,7 @@ def simulate(rate_runs: float, seconds: float, mix: str, limits: str, sliced: bo
     assembler = pipeline.assembler
     now = [0.0]
     assembler._clock = lambda: now[0]
-    batches, counts = make_stream(2000, 0)
+    batches, counts = stream(0)
     per_request = sum(counts) / len(counts)
     step = per_request / (rate_runs * 20)
     refused: Counter[str] = Counter()

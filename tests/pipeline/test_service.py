@@ -142,3 +142,30 @@ def test_results_stay_undecoded_unless_they_may_fail_their_call() -> None:
     assert results["checks"] == [None, mcp_error]  # the plain result was left out
     assert results["mastra"] == [json.dumps({"ok": True}), mcp_error]
     assert verdicts == {"checks": "failed", "mastra": "failed"}
+
+
+def test_a_tick_scores_in_slices_and_lets_requests_in_between() -> None:
+    with OtlpSink() as sink:
+        pipeline = Pipeline(parse_config(_config(sink, "assembly: {decision_wait: 1ms}\n")))
+        runs = [agent_run(agent="shop_agent", seed=i) for i in range(150)]
+        for run in runs:
+            pipeline.consume(None, request(run.spans).SerializeToString())
+        seen: list[int] = []
+
+        async def go() -> None:
+            await asyncio.sleep(0.01)  # every run is due
+
+            async def another_request() -> None:  # what a receiver does between slices
+                while True:
+                    seen.append(pipeline.assembler.runs)
+                    await asyncio.sleep(0)
+
+            probe = asyncio.create_task(another_request())
+            await asyncio.sleep(0)
+            await pipeline._tick()
+            probe.cancel()
+
+        asyncio.run(go())
+        assert pipeline.assembler.runs == 0, "one tick scored every run due"
+        # The other task ran while runs were still waiting to be scored: the tick yielded.
+        assert any(0 < n < len(runs) for n in seen), seen
