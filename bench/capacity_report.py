@@ -154,9 +154,11 @@ def print_summary(protocol: str, targets: list[Any]) -> dict[str, Any]:
         best, limit = capacity(target.steps)
         rate = best.rate if best else 0.0
         ratio = rate / base_best.rate if base_best and best else math.nan
-        # CPU per span at the steps that passed (median): the second figure.
-        costs = sorted(s.us_per_span for s in target.steps if s.ok and s.spans)
-        base_costs = sorted(s.us_per_span for s in targets[0].steps if s.ok and s.spans)
+        # CPU per span, median over every step (a failing step's CPU per span is still right:
+        # it is counted idle to idle): the second figure, and the one left on a machine too
+        # busy for any step to pass.
+        costs = sorted(s.us_per_span for s in target.steps if s.spans)
+        base_costs = sorted(s.us_per_span for s in targets[0].steps if s.spans)
         us = costs[len(costs) // 2] if costs else math.nan
         base_us = base_costs[len(base_costs) // 2] if base_costs else math.nan
         if limit is None:
