@@ -6,20 +6,15 @@ keeps their rule, and Agno's TaskResult (§2.6) for pass rate and learning zone.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-import tracescore.scenario_plan as scenario_plan
 from support.scenarios import error, run, scenario, value
 from tracescore.config import Config
 from tracescore.model import Score, Trajectory
 from tracescore.scenarios import (
     RunResult,
-    _plan,
     conclude,
     evaluate_run,
     is_sampled,
@@ -245,61 +240,19 @@ def test_score_entries_can_leave_judge_scorers_for_later() -> None:
     }
 
 
-# --- the plan's native runner (otlp/_plan.c) ------------------------------------------------
-
-PLANNED = scenario(
-    gates=[
-        {"type": "called_tool", "name": "g1", "tool": "lookup_order"},
-        {"type": "no_tool_errors", "name": "g2"},
-    ],
-    scorers=[
-        {"type": "no_tool_errors", "name": "low", "threshold": 0.7},
-        {"type": "used_no_tools", "name": "high", "threshold": {"max": 0.5}},
-        {"type": "max_tool_calls", "name": "both", "max": 3, "threshold": {"min": 0, "max": 1}},
-        {"type": "used_no_tools", "name": "free"},
-    ],
-)
-_SCORES = st.one_of(
-    st.none(),
-    st.sampled_from([0.0, 0.3, 0.5, 0.7, 0.70000001, 1.0, 0, 1]),  # ints are read by Python
-    st.just("error"),
-    st.just("unscorable"),
-)
-
-
-def _score(name: str, spec: object, passed: bool | None) -> Score | None:
-    if spec is None:
-        return None
-    if spec == "error":
-        return Score(name, "x", None, None, "failed", "d", error="RuntimeError: boom")
-    if spec == "unscorable":
-        return Score(name, "x", None, None, "nothing to score", "d")
-    return Score(name, "x", spec, passed, "scored", "d")  # type: ignore[arg-type]
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.tuples(_SCORES, st.sampled_from([True, False, None])), min_size=6, max_size=6))
-def test_the_native_plan_concludes_as_python_does(specs: list[tuple[object, bool | None]]) -> None:
-    plan = _plan(PLANNED)
-    names = [e.name for e in plan.entries]
-    scores = [_score(name, *spec) for name, spec in zip(names, specs, strict=True)]
-    stubs = tuple(None if s is None else (lambda t, s=s: s) for s in scores)
-    trajectory = run(("lookup_order", "ok"))
-    expected = plan._conclude(trajectory, scores)
-    got = plan._runner(stubs)(trajectory)
-    assert got == expected
-    assert (got.verdict, got.skipped, got.scores) == (
-        expected.verdict,
-        expected.skipped,
-        expected.scores,
+def test_a_plan_runs_every_entry_in_order_and_concludes() -> None:
+    planned = scenario(
+        gates=[
+            {"type": "called_tool", "name": "g1", "tool": "lookup_order"},
+            {"type": "no_tool_errors", "name": "g2"},
+        ],
+        scorers=[
+            {"type": "no_tool_errors", "name": "low", "threshold": 0.7},
+            {"type": "used_no_tools", "name": "high", "threshold": {"max": 0.5}},
+            {"type": "max_tool_calls", "name": "both", "max": 3, "threshold": {"min": 0, "max": 1}},
+            {"type": "used_no_tools", "name": "free"},
+        ],
     )
-
-
-def test_the_native_plan_is_what_evaluate_run_calls() -> None:
-    if scenario_plan._run_plan is None:
-        pytest.skip("the C extension was not built")
-    plan = _plan(PLANNED)
-    assert isinstance(plan.run_deterministic, functools.partial)
-    result = evaluate_run(Config(scenarios=(PLANNED,)), run(("lookup_order", "ok")))
+    result = evaluate_run(Config(scenarios=(planned,)), run(("lookup_order", "ok")))
     assert [s.name for s in result.scores] == ["g1", "g2", "low", "high", "both", "free"]
     assert result.verdict == "passed"

@@ -1,9 +1,7 @@
 """A scenario as scoring reads it (`ScenarioPlan`), read from the config once per scenario.
 
 Scenarios are frozen, and every scored run would otherwise go through pydantic for the same
-private attributes, score names and gate set. Where the extension is built, a plan's runners
-call its scorers and conclude the verdict in one native call (otlp/_plan.c); `_conclude` is
-the twin, which decides anything the native one does not read.
+private attributes, score names and gate set.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ from tracescore.config.model import Scenario
 from tracescore.model.run_result import RunResult, Verdict
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Trajectory
-from tracescore.otlp.native import extension
 from tracescore.scorers.base import ScorerBase, Threshold
 
 __all__ = ["PlanEntry", "ScenarioPlan", "glob_matcher"]
@@ -91,30 +88,21 @@ class ScenarioPlan:
             score if e.scorer.deterministic else None
             for e, score in zip(self.entries, self.scorers, strict=True)
         )
-        # `run(trajectory, False)` and `run(trajectory, True)`, natively where the extension
-        # was built (otlp/_plan.c): a call per run rather than three Python frames.
+        # `run(trajectory, False)` and `run(trajectory, True)`.
         self.run_all = self._runner(self.scorers)
         self.run_deterministic = self._runner(self.deterministic_scorers)
 
     def _runner(
         self, scorers: tuple[Callable[[Trajectory], Score] | None, ...]
     ) -> Callable[[Trajectory], RunResult]:
-        if _run_plan is None:
-            return lambda trajectory: self._conclude(
+        conclude = self._conclude
+
+        def run(trajectory: Trajectory) -> RunResult:
+            return conclude(
                 trajectory, [None if score is None else score(trajectory) for score in scorers]
             )
-        entries = tuple(
-            (
-                e.name,
-                e.decides,
-                e.is_gate,
-                None if e.threshold is None or e.threshold.min is None else float(e.threshold.min),
-                None if e.threshold is None or e.threshold.max is None else float(e.threshold.max),
-            )
-            for e in self.entries
-        )
-        plan = (scorers, entries, self.name, self.gates, self.digest, self._conclude)
-        return functools.partial(_run_plan, plan)
+
+        return run
 
     def score(self, trajectory: Trajectory, deterministic_only: bool) -> dict[str, Score]:
         scorers = self.deterministic_scorers if deterministic_only else self.scorers
@@ -165,9 +153,3 @@ class ScenarioPlan:
             True,
             tuple(skipped),
         )
-
-
-_run_plan: Callable[..., RunResult] | None = None
-if (_native := extension()) is not None:
-    _native.bind_plan(RunResult, Score)
-    _run_plan = _native.run_plan

@@ -11,22 +11,15 @@ the span only has the explanations left to frame. The bytes are exactly those of
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import NoReturn
 
 from tracescore import semconv
 from tracescore.export import wire
 from tracescore.export.attributes import run_attributes, score_label
 from tracescore.model.span import AttrValue
-from tracescore.otlp.native import extension
 from tracescore.scenarios import RunResult
 
-__all__ = [
-    "SPAN_ATTRIBUTES",
-    "EncodedAttributes",
-    "encoded_score_attributes",
-    "python_encoded_score_attributes",
-]
+__all__ = ["SPAN_ATTRIBUTES", "EncodedAttributes", "encoded_score_attributes"]
 
 SPAN_ATTRIBUTES = b"\x4a"  # Span.attributes = 9 (opentelemetry/proto/trace/v1/trace.proto)
 
@@ -63,7 +56,6 @@ class _ScorePieces:
         "heads",
         "label_key",
         "labels",
-        "native",
         "score_key",
         "value_head",
     )
@@ -80,17 +72,6 @@ class _ScorePieces:
         # The explanation field up to its UTF-8 bytes, by their number: explanations rarely
         # repeat, their framing does.
         self.heads: dict[int, bytes] = {}
-        # What the native encoder reads (`encode_score_fields`, otlp/_emit_attributes.c, which
-        # frames the explanation itself from the key's field).
-        self.native = (
-            self.score_key,
-            self.label_key,
-            self.explanation_key,
-            self.value_head,
-            self.labels,
-            wire.len_field(wire.KEY_VALUE_TAG, self.explanation_key.encode()),
-            self.label_field,
-        )
 
     def label_field(self, label: str) -> bytes:
         field = wire.string_field(SPAN_ATTRIBUTES, self.label_key, label)
@@ -104,52 +85,7 @@ class _ScorePieces:
 def encoded_score_attributes(
     result: RunResult, prefix: str = semconv.DEFAULT_SCORE_ATTRIBUTE_PREFIX
 ) -> EncodedAttributes:
-    """`score_attributes(result, prefix)` with its `Span.attributes` fields (see the module).
-
-    Written by the native `encode_score_fields` where the extension was built, else by
-    `python_encoded_score_attributes`: the same attributes and bytes (tests compare).
-    """
-    if _native_fields is None or not prefix or result.scenario is None or not result.sampled:
-        return python_encoded_score_attributes(result, prefix)
-    by_name = _BY_PREFIX.get(prefix)
-    if by_name is None:
-        by_name = wire.remember(_BY_PREFIX, prefix, _pieces_by_name(prefix), _MEMO_LIMIT)
-    run = (result.scenario, result.verdict, result.digest, result.trajectory.complete)
-    tail = _RUNS.get(run)
-    if tail is None:
-        tail = wire.remember(_RUNS, run, _run_fields(*run), _MEMO_LIMIT)
-    attributes = EncodedAttributes()
-    fields = _native_fields(result.scores, attributes, *by_name, score_label, tail[1])
-    if fields is None:  # two scores of one name: see the twin
-        return python_encoded_score_attributes(result, prefix)
-    size = len(attributes)
-    dict.update(attributes, tail[0])  # past the read-only guard, as `_encoded` copies
-    if len(attributes) != size + len(tail[0]):  # a score key that is also a run key
-        return python_encoded_score_attributes(result, prefix)
-    attributes.span_fields = fields
-    return attributes
-
-
-def _pieces_by_name(
-    prefix: str,
-) -> tuple[dict[str, tuple[object, ...]], Callable[[str], tuple[object, ...]]]:
-    """The native encoder's memo of score names' pieces under `prefix`, and its maker, which
-    fills the memo on a miss."""
-    by_name: dict[str, tuple[object, ...]] = {}
-
-    def pieces(name: str) -> tuple[object, ...]:
-        piece = _PIECES.get((prefix, name))
-        if piece is None:
-            piece = wire.remember(_PIECES, (prefix, name), _ScorePieces(prefix, name), _MEMO_LIMIT)
-        return wire.remember(by_name, name, piece.native, _MEMO_LIMIT)
-
-    return by_name, pieces
-
-
-def python_encoded_score_attributes(
-    result: RunResult, prefix: str = semconv.DEFAULT_SCORE_ATTRIBUTE_PREFIX
-) -> EncodedAttributes:
-    """`encoded_score_attributes` in Python: the twin of the native encoder."""
+    """`score_attributes(result, prefix)` with its `Span.attributes` fields (see the module)."""
     if not prefix:
         raise ValueError("score attribute prefix must not be empty")
     items: dict[str, AttrValue] = {}
@@ -212,11 +148,3 @@ _PIECES: dict[tuple[str, str], _ScorePieces] = {}
 _RUNS: dict[tuple[str, str | None, str | None, bool], tuple[dict[str, AttrValue], bytes]] = {}
 _MEMO_LIMIT = 1024
 _LABELS_LIMIT = 64
-# Per prefix, the native encoder's pieces by score name (`_ScorePieces.native`) and their maker.
-_BY_PREFIX: dict[
-    str, tuple[dict[str, tuple[object, ...]], Callable[[str], tuple[object, ...]]]
-] = {}
-
-_native_fields: Callable[..., bytes | None] | None = None
-if (_native := extension()) is not None:
-    _native_fields = _native.encode_score_fields

@@ -19,9 +19,8 @@ message.
 
 from __future__ import annotations
 
-import functools
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
@@ -32,10 +31,9 @@ from tracescore.export.attributes import error_type, score_label
 from tracescore.export.spans import resource_key
 from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
-from tracescore.otlp.native import extension
 from tracescore.scenarios import RunResult
 
-__all__ = ["EvaluationLogs", "encode_evaluation_logs", "evaluation_logs", "python_encode_records"]
+__all__ = ["EvaluationLogs", "encode_evaluation_logs", "encode_records", "evaluation_logs"]
 
 
 def evaluation_logs(
@@ -118,7 +116,7 @@ class EvaluationLogs:
             end += _SPAN_ID_8 + span_id if len(span_id) == 8 else wire.len_field(_SPAN_ID, span_id)
         end += self._observed + _EVENT_NAME
         group[1].append(
-            _encode_records(result.scores, trajectory.agent, result.scenario, self._stamp, end)
+            encode_records(result.scores, trajectory.agent, result.scenario, self._stamp, end)
         )
         self.records += len(result.scores)
 
@@ -213,21 +211,12 @@ def _record(
     return frame + record
 
 
-def python_encode_records(
+def encode_records(
     scores: tuple[Score, ...], agent: str | None, scenario: str | None, start: bytes, end: bytes
 ) -> bytes:
     """The framed records of one run's scores, one after the other (`start`: the timestamp;
-    `end`: the ids, observed time and event name): the twin of the native
-    `encode_log_records` (otlp/_emit_logs.c), which writes the same bytes in one call."""
+    `end`: the ids, observed time and event name)."""
     return b"".join([_record(score, agent, scenario, start, end) for score in scores])
-
-
-def _make_template(
-    memo: tuple[str, str | None, str | None, str | None, str | None, str],
-) -> tuple[bytes, bytes, bytes]:
-    """The template of a memo key that `_TEMPLATES` lacks, remembered there (the native
-    encoder's miss)."""
-    return wire.remember(_TEMPLATES, memo, _template(*memo), _TEMPLATES_LIMIT)
 
 
 def _record_head(size: int) -> bytes:
@@ -305,23 +294,3 @@ def _resource(resource: Mapping[str, AttrValue]) -> tuple[str, bytes]:
         _RESOURCES.clear()
     _RESOURCES[id(resource)] = (resource, key, field)
     return key, field
-
-
-_encode_records: Callable[[tuple[Score, ...], str | None, str | None, bytes, bytes], bytes] = (
-    python_encode_records
-)
-if (_native := extension()) is not None:
-    # What the native encoder reads from this module: the memo and the makers it calls on a
-    # miss, and the fixed pieces around a record's value and explanation.
-    _NATIVE_CONSTS = (
-        _TEMPLATES,
-        _make_template,
-        score_label,
-        error_type,
-        semconv.LABEL_ERROR,
-        _SCORE_VALUE,
-        wire.len_field(wire.KEY_VALUE_TAG, _EXPLANATION.encode()),  # KeyValue.key
-    )
-
-    # A partial, not a def: the call stays in C.
-    _encode_records = functools.partial(_native.encode_log_records, _NATIVE_CONSTS)

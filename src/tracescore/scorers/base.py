@@ -12,7 +12,7 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import field
-from typing import Any, ClassVar, Literal, Protocol, Self, TypeAlias
+from typing import Any, ClassVar, Literal, Self, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
 
@@ -20,7 +20,6 @@ from tracescore import semconv
 from tracescore.model import record
 from tracescore.model.score import Score
 from tracescore.model.trajectory import READINGS, AgentStep, Reading, ToolCall, Trajectory
-from tracescore.otlp.native import extension
 
 __all__ = [
     "DIGEST_VERSION",
@@ -28,7 +27,6 @@ __all__ = [
     "Outcome",
     "ScorerBase",
     "Threshold",
-    "python_select_calls",
     "select_calls",
 ]
 
@@ -39,14 +37,11 @@ DIGEST_VERSION = "scorer-v1"
 CallPolicy: TypeAlias = Literal["clean", "attempted"]
 
 
-def python_select_calls(
+def select_calls(
     trajectory: Trajectory, policy: CallPolicy, include_subagents: bool = False
 ) -> tuple[ToolCall, ...]:
-    """The trajectory's tool calls that count under `policy`, in trajectory order.
-
-    `select_calls` is this, natively where the extension was built (otlp/_select.c, with a
-    memo of its own): the same calls, the step objects themselves.
-    """
+    """The trajectory's tool calls that count under `policy`, in trajectory order (the step
+    objects themselves); with `include_subagents`, the sub-agents' calls too."""
     global _last_run  # a one-entry memo, see below
     memo = _last_run
     if memo is None or memo[0] is not trajectory:
@@ -60,14 +55,14 @@ def python_select_calls(
         if policy == "clean":
             every = slots[slot - 1]
             if every is None:
-                every = python_select_calls(trajectory, "attempted", include_subagents)
+                every = select_calls(trajectory, "attempted", include_subagents)
             calls = tuple([c for c in every if c.status == "ok"])
         elif include_subagents and AgentStep not in map(type, trajectory.steps):
             # No sub-agents: the same calls. (Steps are exactly ToolCall, ModelCall or
             # AgentStep, so the type test is isinstance's, looped in C.)
             calls = slots[0]
             if calls is None:
-                calls = python_select_calls(trajectory, policy)
+                calls = select_calls(trajectory, policy)
         elif include_subagents:
             calls = trajectory.tool_calls(include_subagents=True)
         else:  # `trajectory.tool_calls()`, without the call (and the type test as above)
@@ -81,23 +76,6 @@ def python_select_calls(
 # and walking its steps was a third of a simple check's cost. Keyed by identity: runs are
 # immutable records. Threads may race on it harmlessly (a lost entry is only computed again).
 _last_run: tuple[Trajectory, list[tuple[ToolCall, ...] | None]] | None = None
-
-
-class _SelectCalls(Protocol):
-    def __call__(
-        self, trajectory: Trajectory, policy: CallPolicy, include_subagents: bool = False
-    ) -> tuple[ToolCall, ...]: ...
-
-
-def _subagent_calls(trajectory: Trajectory) -> tuple[ToolCall, ...]:
-    return trajectory.tool_calls(include_subagents=True)
-
-
-select_calls: _SelectCalls = python_select_calls
-"""The trajectory's tool calls that count under `policy` (see `python_select_calls`)."""
-if (_native := extension()) is not None:
-    _native.bind_select(Trajectory, ToolCall, AgentStep, python_select_calls, _subagent_calls)
-    select_calls = _native.select_calls
 
 
 class Threshold(BaseModel):

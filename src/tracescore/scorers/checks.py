@@ -30,13 +30,6 @@ from tracescore.scorers._common import (
     names,
     uncounted_note,
 )
-from tracescore.scorers._native_checks import (
-    CALLED_TOOL,
-    MAX_TOOL_CALLS,
-    NO_TOOL_ERRORS,
-    Kernel,
-    native_score,
-)
 from tracescore.scorers.base import Outcome, ScorerBase, select_calls
 
 __all__ = [
@@ -100,15 +93,7 @@ class _Check(ScorerBase):
                 return error_score(f"{type(exc).__name__}: {exc}", digest)
             return binary_score(passed, explanation, details, digest)
 
-        kernel = self.kernel()
-        if kernel is None:
-            return score
-        return native_score(kernel, self.binary_constants(), score, digest) or score
-
-    def kernel(self) -> Kernel | None:
-        """The native kernel that scores this check exactly as `check` does, with the call
-        policy and its arguments (`_native_checks`); None when there is none."""
-        return None
+        return score
 
 
 class CalledTool(ExpectationScorer, _Check):
@@ -129,12 +114,6 @@ class CalledTool(ExpectationScorer, _Check):
         if note:
             explanation += f"; {note}"
         return passed, explanation, {"tool": tool, "expected_times": times, "actual_count": count}
-
-    def kernel(self) -> Kernel | None:
-        """`check` natively (not for a handoff: the kernel counts tool calls only)."""
-        if self.names_handoffs:
-            return None
-        return CALLED_TOOL, self.calls, self.include_subagents, self.tool, self.times
 
     def named_tools(self) -> tuple[str, ...]:
         """`tool`."""
@@ -221,10 +200,6 @@ class MaxToolCalls(ProhibitionScorer, _Check):
         explanation = f"{count} tool call(s), at most {most} allowed: {names(calls)}"
         return count <= most, explanation, {"count": count, "max": most}
 
-    def kernel(self) -> Kernel | None:
-        """`check` natively."""
-        return MAX_TOOL_CALLS, self.calls, self.include_subagents, self.max, None
-
 
 class NoToolErrors(ProhibitionScorer, _Check):
     """1 when no tool call failed (`checks.noToolErrors`); no calls at all passes."""
@@ -268,12 +243,6 @@ class NoToolErrors(ProhibitionScorer, _Check):
             "paused": [c.name for c in paused],
         }
         return not failed, explanation, details
-
-    def kernel(self) -> Kernel | None:
-        """`check` natively, but under `compat: mastra` (which reads results)."""
-        if self.compat == "mastra":
-            return None
-        return NO_TOOL_ERRORS, self.calls, self.include_subagents, None, None
 
 
 class OutputIncludes(ScorerBase):
