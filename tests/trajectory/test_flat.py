@@ -19,12 +19,11 @@ import pytest
 from tracescore import semconv
 from tracescore.model.span import SpanRecord, StatusCode
 from tracescore.model.trajectory import Trajectory
-from tracescore.trajectory import BuildOptions, BuildResult, _build, _classify, _genai
+from tracescore.trajectory import BuildOptions, BuildResult, _build, _genai
 from tracescore.trajectory._flat import build_flat_run
-from tracescore.trajectory._genai_native import FALLBACK
 from trajectory.corpora import bench_spans, fixture_span_files
+from trajectory.edge_spans import EDGE_CASES, without_dropped
 from trajectory.spans import assistant, call, messages, sid, span, text, user
-from trajectory.test_genai_native import EDGE_CASES, without_dropped
 
 
 def both(
@@ -383,8 +382,6 @@ def test_a_reader_that_raises_makes_the_fast_path_decline(
         return original(record, options, convention)
 
     monkeypatch.setitem(_genai._READERS, semconv.OP_INVOKE_AGENT, broken)
-    # The plain agent span is read natively where the extension is built: read it in Python.
-    monkeypatch.setattr(_classify, "_read_plain_genai", None)
     assert both(spans, monkeypatch) == [False]
     assert "could not be read" in _build.build_trajectories(spans).warnings[0]
 
@@ -411,34 +408,6 @@ def test_views_read_before_declining_are_reused(monkeypatch: pytest.MonkeyPatch)
     assert len(read) < len(spans)
 
 
-# The native flat run (`flat_run`, otlp/_flat.c) answers a trace that is a flat run whose every
-# span the extension reads; `both` compares every such run with the general path.
-
-
-def _counting_flat_runs(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Patch `_classify._read_flat_run` to record, per call, whether it answered."""
-    original = _classify._read_flat_run
-    if original is None:
-        pytest.skip("the C extension is not built")
-    answered: list[bool] = []
-
-    def counting(*args: Any) -> Any:
-        answer = original(*args)
-        answered.append(answer is not FALLBACK)
-        return answer
-
-    monkeypatch.setattr(_classify, "_read_flat_run", counting)
-    return answered
-
-
-def test_the_benchmark_runs_take_the_native_flat_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    answered = _counting_flat_runs(monkeypatch)
-    traces = bench_traces()
-    for trace in traces:
-        assert both(trace, monkeypatch) == [True]
-    assert answered == [True] * len(traces)
-
-
 _OUTPUT_OPTIONS = [
     BuildOptions(),
     BuildOptions(include_output_tools=True),
@@ -449,36 +418,19 @@ _OUTPUT_OPTIONS = [
 
 
 @pytest.mark.parametrize("seed", range(200))
-def test_native_flat_runs_build_the_same(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    answered = _counting_flat_runs(monkeypatch)
+def test_generated_flat_runs_under_output_options_build_the_same(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rng = random.Random(seed)
     spans = flat_run(rng)
     for mutate in rng.sample(BENIGN, rng.randint(0, 2)):
         spans = mutate(spans, rng)
     assert both(spans, monkeypatch, rng.choice(_OUTPUT_OPTIONS)) == [True]
-    # Whether it answered: only when every span is plain (see the next test for how often).
-    assert len(answered) <= 1
-
-
-def test_native_flat_run_answers_many_generated_runs_and_declines_others(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    answered = _counting_flat_runs(monkeypatch)
-    for seed in range(200):
-        rng = random.Random(seed)
-        spans = flat_run(rng)
-        if seed % 4 == 0:
-            spans = rng.choice(ODD)(spans, rng)
-        both(spans, monkeypatch, rng.choice(_OUTPUT_OPTIONS))
-    # Generated spans are often not plain (messages, non-ASCII names, isError results).
-    assert answered.count(True) > 30
-    assert answered.count(False) > 30
 
 
 @pytest.mark.parametrize("seed", range(60))
-def test_long_native_flat_runs_build_the_same(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Long runs of plain spans (the native checks and reads them), and odd variations of them.
-    answered = _counting_flat_runs(monkeypatch)
+def test_long_flat_runs_build_the_same(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Long runs of plain spans, and odd variations of them.
     rng = random.Random(seed)
     spans = _plain(flat_run(rng, steps=rng.choice([15, 30, 45])))
     odd = seed % 2 == 1
@@ -486,11 +438,11 @@ def test_long_native_flat_runs_build_the_same(seed: int, monkeypatch: pytest.Mon
         spans = rng.choice(ODD)(spans, rng)
     spans = _shuffled(spans, rng)
     assert both(spans, monkeypatch) == [not odd]
-    assert answered == [not odd]
 
 
 def _plain(spans: list[SpanRecord]) -> list[SpanRecord]:
-    """`spans` with every tool and chat span in the shape the native reader reads."""
+    """`spans` with every tool and chat span in its plainest shape (no results, messages or
+    tool definitions)."""
     out = []
     for record in spans:
         attrs = dict(record.attributes)
@@ -511,10 +463,10 @@ def _plain(spans: list[SpanRecord]) -> list[SpanRecord]:
     ids=[what for what, _, _ in EDGE_CASES],
 )
 @pytest.mark.parametrize("options", _OUTPUT_OPTIONS[:3])
-def test_native_reader_edge_cases_as_steps_build_the_same(
+def test_reader_edge_cases_as_steps_build_the_same(
     what: str, record: SpanRecord, options: BuildOptions, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Each edge case of the native reader as the one step of a run (or as a run of its own).
+    # Each edge case of a plain GenAI span as the one step of a run (or as a run of its own).
     agent = span(
         _AGENT,
         "invoke_agent triage",
@@ -562,13 +514,11 @@ def _tied_run(order: list[int], ends: list[int]) -> list[SpanRecord]:
         ([0, 1, 2, 3], [12, 11, 10, 9]),
     ],
 )
-def test_the_native_flat_run_orders_tied_spans_as_python(
+def test_the_fast_path_orders_tied_spans_as_the_general_path(
     order: list[int], ends: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    answered = _counting_flat_runs(monkeypatch)
     spans = _tied_run(order, ends)
     assert both(spans, monkeypatch) == [True]
-    assert answered == [True]
     (run,) = _build.build_trajectories(spans).trajectories
     ordered = sorted(spans[1:], key=lambda s: (s.start_ns, s.end_ns, s.span_id))
     assert [s.span_id for s in run.steps] == [s.span_id for s in ordered]
@@ -580,20 +530,16 @@ def test_the_native_flat_run_orders_tied_spans_as_python(
     ids=["bool", "int64 max + 1", "int64 min - 1", "uint64 + 5", "float"],
 )
 @pytest.mark.parametrize("field", ["start_ns", "end_ns"])
-def test_times_the_native_flat_run_cannot_order_are_left_to_python(
+def test_unusual_times_build_as_on_the_general_path(
     value: Any, field: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    answered = _counting_flat_runs(monkeypatch)
     spans = _tied_run([0, 1], [9, 9])
     spans[1] = replace(spans[1], **{field: value})  # a tool span: the run stays flat
     both(spans, monkeypatch)
-    assert answered == [False]
 
 
-def test_the_native_flat_run_orders_int64_extremes(monkeypatch: pytest.MonkeyPatch) -> None:
-    answered = _counting_flat_runs(monkeypatch)
+def test_the_fast_path_orders_int64_extremes(monkeypatch: pytest.MonkeyPatch) -> None:
     spans = _tied_run([1, 0], [9, 9])
     spans[0] = replace(spans[0], start_ns=-(2**63), end_ns=2**63 - 1)
     spans[1] = replace(spans[1], start_ns=2**63 - 1, end_ns=2**63 - 1)
     assert both(spans, monkeypatch) == [True]
-    assert answered == [True]

@@ -17,7 +17,6 @@ from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import AgentStep, Step, Trajectory
 from tracescore.trajectory._classify import classify
 from tracescore.trajectory._flat import build_flat_run
-from tracescore.trajectory._genai_native import FALLBACK
 from tracescore.trajectory._options import BuildOptions, BuildResult
 from tracescore.trajectory._run import run_trajectory
 from tracescore.trajectory._steps import RunParts, build_steps
@@ -32,8 +31,11 @@ _HINT_ROLES = ("other", "agent")
 _DEFAULT_OPTIONS = BuildOptions()  # frozen, so one instance serves every call
 
 # A module variable, read on every call, so tests can switch the fast path off (None).
-_flat_run: Callable[[list[SpanRecord], BuildOptions, dict[str, Any]], Trajectory | None] | None
+_flat_run: (
+    Callable[[list[SpanRecord], BuildOptions, dict[str, SpanView | None]], Trajectory | None] | None
+)
 _flat_run = build_flat_run
+_NOT_READ: Any = object()  # a span the fast path did not read (a view may be None)
 
 
 def build_trajectories(
@@ -76,7 +78,7 @@ def build_trajectories(
 def _build_trace(
     trace_id: str, spans: list[SpanRecord], options: BuildOptions
 ) -> tuple[list[Trajectory], list[str]]:
-    views: dict[str, Any] = {}  # span id -> what the fast path read (see `_read_and_assign`)
+    views: dict[str, SpanView | None] = {}  # span id -> what the fast path read
     if _flat_run is not None and not _has_handoffs_or_approvals(spans):
         flat = _flat_run(spans, options, views)
         if flat is not None:
@@ -139,11 +141,10 @@ def _read_and_assign(
     parents_first: list[Node],
     options: BuildOptions,
     issues: Issues,
-    views: dict[str, Any],
+    views: dict[str, SpanView | None],
 ) -> list[Node]:
     """Classify every node (unless `views` has its view by span id, as the fast path leaves it
-    when it declines; FALLBACK there means not read) and give it its run; return the run
-    nodes, parents first.
+    when it declines) and give it its run; return the run nodes, parents first.
 
     A node inherits from its parent (already done, as nodes come parents first): its run is
     the parent when the parent is a run, else the parent's run, and its tool ancestor is the
@@ -153,8 +154,8 @@ def _read_and_assign(
     depths: dict[Node, int] = {}  # a run's depth: the runs from a root down to it
     max_depth = options.max_agent_depth
     for node in parents_first:
-        view = views.get(node.span_id, FALLBACK) if views else FALLBACK
-        if view is FALLBACK:  # not read yet
+        view = views.get(node.span_id, _NOT_READ) if views else _NOT_READ
+        if view is _NOT_READ:
             try:
                 view = classify(node.span, options)
             except Exception as exc:  # a reader bug must cost one span, never the trace

@@ -16,7 +16,6 @@ from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import Reading
 from tracescore.trajectory._genai import GENAI, MODEL_USAGE_KEYS
-from tracescore.trajectory._genai_native import FALLBACK, FlatRun, bind
 from tracescore.trajectory._mastra import MASTRA
 from tracescore.trajectory._messages import ERROR_RESULT_NEEDLES
 from tracescore.trajectory._openinference import OPENINFERENCE
@@ -36,7 +35,6 @@ __all__ = [
     "KeepKey",
     "attribute_filter",
     "classify",
-    "classify_in_python",
     "needed_attribute",
     "value_kept",
 ]
@@ -133,25 +131,6 @@ def attribute_filter(extra_keys: Iterable[str] = (), unread: Iterable[Reading] =
 
 def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None:
     """The merged view of `span`, or None when no convention recognises it."""
-    # Plain GenAI tool, chat and agent spans and spans no convention reads, most spans, are
-    # read natively when the extension is built; it declines (FALLBACK) every other span,
-    # which is read below as before.
-    if _read_plain_genai is not None:
-        view = _read_plain_genai(span, options.max_value_chars)
-        # The native reader predates handoffs: it reads an `agent_handoff` span as `other`.
-        if view is not FALLBACK and not (
-            view is not None and view.role == "other" and _handoff(span)
-        ):
-            return view
-    return classify_in_python(span, options)
-
-
-def _handoff(span: SpanRecord) -> bool:
-    return span.attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.OP_AGENT_HANDOFF
-
-
-def classify_in_python(span: SpanRecord, options: BuildOptions) -> SpanView | None:
-    """`classify` without the native reader: for a span it declined (FALLBACK)."""
     attrs = span.attributes
     name = span.name
     # Most spans carry no marker of another convention: then only GenAI may read them.
@@ -222,15 +201,6 @@ _OTHER_MARKERS = _PYDANTIC_AI_MARKERS | {
     semconv.TRACELOOP_SPAN_KIND,
     semconv.LLM_REQUEST_TYPE,
 }
-
-
-_native = bind(_OTHER_MARKERS, _GENAI_NAME_PREFIXES)
-# Module variables, read on every call, so tests can disable or count the native reader (the
-# flat-run path uses `_read_flat_run` only with `_read_plain_genai`, whose reading it embeds).
-_read_plain_genai: Callable[[SpanRecord, int], SpanView | None] | None = (
-    _native[0] if _native is not None else None
-)
-_read_flat_run: FlatRun | None = _native[1] if _native is not None else None
 
 
 def _marked(span: SpanRecord) -> tuple[Convention, ...]:

@@ -13,24 +13,18 @@ any other trace, before doing anything but classifying spans; the views it read 
 general path, which then does not read those spans again. The tests compare both paths on every
 fixture trace, the benchmark's runs and generated variations.
 
-Where the extension is built, `flat_run` (otlp/_flat.c) orders the spans, checks the structure,
-reads every span and builds the steps and the trajectory in one call when it can read them all
-(most runs). Else the spans are ordered in Python and the structure checked in one loop over
-them, before any span is read; the native reader then reads every span in one `map`, and the
-Python readers only what it declines.
+The spans are ordered and the structure checked in one loop over them before any span is read;
+then each span is read as it comes, and the first that makes the run not flat ends the pass.
 """
 
 from __future__ import annotations
 
-from itertools import islice, repeat
+from itertools import islice
 from operator import attrgetter
-from typing import Any
 
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import Step, Trajectory
-from tracescore.trajectory import _classify
-from tracescore.trajectory._classify import classify_in_python
-from tracescore.trajectory._genai_native import FALLBACK
+from tracescore.trajectory._classify import classify
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._run import run_trajectory
 from tracescore.trajectory._steps import executed_call, model_call, shows_unrequested
@@ -49,29 +43,16 @@ _KEY = attrgetter("start_ns", "end_ns", "span_id")
 
 
 def build_flat_run(
-    spans: list[SpanRecord], options: BuildOptions, views: dict[str, Any]
+    spans: list[SpanRecord], options: BuildOptions, views: dict[str, SpanView | None]
 ) -> Trajectory | None:
     """The one trajectory of a trace's `spans` when they are a flat run, else None.
 
     `views` receives what was read of each span, by span id (ids are then known distinct and
-    non-empty, so each names one span): a view, None, or FALLBACK for a span not read yet, for
-    the general path to reuse when this returns None.
+    non-empty, so each names one span): a view or None, for the general path to reuse when this
+    returns None; a span not read, or whose reader raised, is left out.
     """
     if not spans:
         return None
-    native = _classify._read_plain_genai  # read on every call, as `classify` does
-    read_flat_run = _classify._read_flat_run
-    if native is not None and read_flat_run is not None:
-        # The common case in one native call: the spans ordered, the structure checked, every
-        # span read, the steps and the trajectory made; the model views, which would lend the
-        # run no input, output or tools (no messages were recorded), are not made.
-        try:
-            limit, output_tools = options.max_value_chars, options.output_tool_names
-            answer = read_flat_run(spans, limit, output_tools, options.include_output_tools)
-        except Exception:  # the general path reads the spans again and warns
-            return None
-        if answer is not FALLBACK:
-            return answer  # type: ignore[no-any-return]
     try:
         ordered = _in_order(spans)
     except TypeError:  # times of unexpected types: the general path copes
@@ -81,33 +62,21 @@ def build_flat_run(
             return None
     except TypeError:  # ids or kinds of unexpected types: the general path copes
         return None
-    try:
-        read = (
-            list(map(native, ordered, repeat(options.max_value_chars)))
-            if native is not None
-            else [FALLBACK] * len(ordered)
-        )
-    except Exception:  # the general path reads the spans again and warns
-        return None
-    python_views: dict[str, SpanView | None] = {}
-    trajectory = _flat_run(ordered, read, options, python_views)
+    read: dict[str, SpanView | None] = {}
+    trajectory = _flat_run(ordered, options, read)
     if trajectory is None:  # keep every view read for the general path
-        views.update(zip(map(_ID, ordered), read, strict=True))
-        views.update(python_views)
+        views.update(read)
     return trajectory
 
 
 def _flat_run(
-    ordered: list[SpanRecord],
-    read: list[Any],
-    options: BuildOptions,
-    python_views: dict[str, SpanView | None],
+    ordered: list[SpanRecord], options: BuildOptions, read: dict[str, SpanView | None]
 ) -> Trajectory | None:
-    """The trajectory of the forest `ordered` read natively as `read` (FALLBACK for the spans
-    still to read in Python, kept in `python_views`), or None unless it is a flat run."""
+    """The trajectory of the forest `ordered`, each span's view kept in `read`, or None unless
+    it is a flat run."""
     root = ordered[0]
     root_id = root.span_id
-    agent_view = _python_read(root, read[0], options, python_views)
+    agent_view = _read(root, options, read)
     if agent_view is None or agent_view.role != "agent" or agent_view.warnings:
         return None
     if agent_view.requests:  # the agent span's exchange would be joined to executions
@@ -116,9 +85,8 @@ def _flat_run(
     output_tools = options.output_tool_names
     models: list[SpanView] = []
     steps: list[Step] = []
-    for span, view in islice(zip(ordered, read, strict=True), 1, None):
-        if view is FALLBACK:
-            view = _python_read(span, view, options, python_views)
+    for span in islice(ordered, 1, None):
+        view = _read(span, options, read)
         if view is None:
             continue
         if view.warnings:
@@ -157,7 +125,7 @@ def _in_order(spans: list[SpanRecord]) -> list[SpanRecord]:
 def _forward_tree(ordered: list[SpanRecord]) -> bool:
     """Whether the spans `ordered` need no repair and no walk: distinct non-empty str ids,
     known kinds, one root, every other span's parent present and sorting before it (so no
-    cycle, no clock skew); the root then sorts first. (The native `flat_run` checks the same.)"""
+    cycle, no clock skew); the root then sorts first."""
     root = ordered[0]
     root_id = root.span_id
     if root_id.__class__ is not str or not root_id or root.parent_span_id:
@@ -176,19 +144,17 @@ def _forward_tree(ordered: list[SpanRecord]) -> bool:
     return True
 
 
-def _python_read(
-    span: SpanRecord, view: Any, options: BuildOptions, views: dict[str, SpanView | None]
+def _read(
+    span: SpanRecord, options: BuildOptions, read: dict[str, SpanView | None]
 ) -> SpanView | None:
-    """`view`, or when it is FALLBACK the Python reader's view (kept in `views`)."""
-    if view is not FALLBACK:
-        return view  # type: ignore[no-any-return]
+    """`classify(span)`, kept in `read`."""
     try:
-        view = views[span.span_id] = classify_in_python(span, options)
+        view = read[span.span_id] = classify(span, options)
     except Exception:
-        # A warning makes the fast path decline; `views` has no view of the span, so the
+        # A warning makes the fast path decline; `read` has no view of the span, so the
         # general path reads it again and warns that it could not be read.
         return _UNREADABLE
-    return view  # type: ignore[no-any-return]
+    return view
 
 
 _UNREADABLE = SpanView("other", "unreadable", warnings=("could not be read",))

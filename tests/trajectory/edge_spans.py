@@ -1,98 +1,17 @@
-"""The native reader of plain GenAI tool and chat spans gives exactly the Python reader's views.
-
-`classify` asks `read_plain_genai` (otlp/_genai.c) first; it answers the view of a plain GenAI
-span (no other convention's marker) or FALLBACK. Every span here is classified twice, with the
-native reader and with it disabled, and the views must be the same; the benchmark's tool and
-chat spans must actually take the native path.
-"""
+"""Edge cases of plain GenAI tool, chat and agent spans (keys of other objects or types,
+unusual values): the flat-run tests build each as the one step of a run, with and without the
+fast path. `EDGE_CASES`: (what, span, whether it is a plain GenAI span)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from support.views import comparable_view
 from tracescore import semconv
 from tracescore.model.span import SpanEvent, SpanRecord, StatusCode
-from tracescore.model.trajectory import Deferred
-from tracescore.trajectory import BuildOptions, _classify, _genai_native
-from tracescore.trajectory._genai_native import FALLBACK
-from tracescore.trajectory._messages import may_be_error_result
-from trajectory.corpora import bench_spans, fixture_span_files
+from tracescore.trajectory import _classify
 from trajectory.spans import span
 
-read_plain_genai = _classify._read_plain_genai
-pytestmark = pytest.mark.skipif(read_plain_genai is None, reason="the C extension is not built")
-
-OPTIONS = BuildOptions()
-
-
-def _deferred_args(view: object) -> object:
-    return [
-        (v.func, v.args) if isinstance(v, Deferred) else v
-        for v in (getattr(view, "arguments", None), getattr(view, "result", None))
-    ]
-
-
-def classify_both(record: SpanRecord, monkeypatch: pytest.MonkeyPatch) -> bool:
-    """Check the native and Python classifications agree; True when native answered."""
-    native = _classify.classify(record, OPTIONS)
-    with monkeypatch.context() as patch:
-        patch.setattr(_classify, "_read_plain_genai", None)
-        python = _classify.classify(record, OPTIONS)
-    taken = read_plain_genai(record, OPTIONS.max_value_chars) is not FALLBACK  # type: ignore[misc]
-    if taken:
-        assert native == python  # Deferred values compare by function and arguments
-        assert _deferred_args(native) == _deferred_args(python)
-    native_data = comparable_view(native, with_classes=True)
-    python_data = comparable_view(python, with_classes=True)
-    assert native_data == python_data, (record.name, dict(record.attributes))
-    return taken
-
-
-def test_every_fixture_span_classifies_as_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
-    spans = [s for file in fixture_span_files() for s in file]
-    taken = sum(classify_both(record, monkeypatch) for record in spans)
-    assert len(spans) > 200
-    # Recorded frameworks mostly capture messages or add another convention's keys, which the
-    # native reader leaves to Python; a few plain tool spans are native (the benchmark checks
-    # the common production shapes below).
-    assert taken > 0
-
-
-def test_bench_spans_classify_as_in_python_and_take_the_native_path(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    spans = bench_spans(5)
-    calls: list[object] = []
-
-    def counting(record: SpanRecord, limit: int) -> object:
-        view = read_plain_genai(record, limit)  # type: ignore[misc]
-        if view is not FALLBACK:
-            calls.append(view)
-        return view
-
-    for record in spans:
-        classify_both(record, monkeypatch)
-    monkeypatch.setattr(_classify, "_read_plain_genai", counting)
-    views = [_classify.classify(record, OPTIONS) for record in spans]
-    ops = [r.attributes.get(semconv.GEN_AI_OPERATION_NAME) for r in spans]
-    chats = sum(op == semconv.OP_CHAT for op in ops)
-    tools = sum(op == semconv.OP_EXECUTE_TOOL for op in ops)
-    agents = sum(op == semconv.OP_INVOKE_AGENT for op in ops)
-    native_roles = [None if v is None else v.role for v in calls]  # type: ignore[attr-defined]
-    # Every span of the benchmark is read natively: chat, tool (failed calls too) and agent
-    # spans, and its HTTP spans, which no convention recognises (None).
-    failed = sum(r.status_code == StatusCode.ERROR for r in spans)
-    assert len(calls) == len(spans)
-    assert native_roles.count("model") == chats > 0
-    assert native_roles.count("tool") == tools > failed > 0
-    assert native_roles.count("agent") == agents > 0
-    assert native_roles.count(None) == len(spans) - chats - tools - agents > 0
-    assert all(any(v is c for v in views) for c in calls)
+__all__ = ["EDGE_CASES", "without_dropped"]
 
 
 def _tool(attrs: dict[str, Any], **kw: Any) -> SpanRecord:
@@ -294,86 +213,3 @@ EDGE_CASES: list[tuple[str, SpanRecord, bool]] = [
 def without_dropped(record: SpanRecord) -> SpanRecord:
     attrs = {k: v for k, v in record.attributes.items() if v is not _DROP}
     return SpanRecord(**{**{f: getattr(record, f) for f in record.__slots__}, "attributes": attrs})
-
-
-@pytest.mark.parametrize(("what", "record", "native"), EDGE_CASES, ids=[c[0] for c in EDGE_CASES])
-def test_edge_cases_classify_as_in_python(
-    what: str, record: SpanRecord, native: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    assert classify_both(without_dropped(record), monkeypatch) == native
-
-
-# Results the needle search must answer as `may_be_error_result` does: needles at either end,
-# overlapping partial matches ("rrror"), near misses, texts shorter than a needle.
-_RESULT_TEXTS = [
-    "", "r", "rr", "rro", "rror", "xrror", "rrorx", "rrror", "rrrror", "rorror", "rr or", "rrox",
-    "error", "Error: x", "r" * 300, "r" * 300 + "or", "ro" * 200, "rrr" * 100 + "o",
-    '{"q": "bravo", "pad": "' + "x" * 280 + '"}', "x" * 299 + "\\", "\\", "ab\\cd",
-]  # fmt: skip
-
-
-@pytest.mark.parametrize("text", _RESULT_TEXTS)
-def test_a_result_is_left_to_python_exactly_when_it_may_be_an_error(
-    text: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    record = without_dropped(_tool({semconv.GEN_AI_TOOL_CALL_RESULT: text}))
-    assert classify_both(record, monkeypatch) is not may_be_error_result(text)
-
-
-def test_only_span_records_with_a_plain_dict_are_read() -> None:
-    record = without_dropped(_tool({}))
-    assert read_plain_genai(record, 100) is not FALLBACK  # type: ignore[misc]
-    from types import MappingProxyType
-
-    proxied = SpanRecord(
-        **{**{f: getattr(record, f) for f in record.__slots__}, "attributes": MappingProxyType({})}
-    )
-    assert read_plain_genai(proxied, 100) is FALLBACK  # type: ignore[misc]
-    assert read_plain_genai(object(), 100) is FALLBACK  # type: ignore[misc, arg-type]
-
-
-# What the reader reads, and more (the agent id is read in Python when the name is not plain).
-_KEYS = [*_genai_native._KEYS, semconv.ERROR_MESSAGE, semconv.GEN_AI_AGENT_ID]
-_OPS = [semconv.OP_EXECUTE_TOOL, *sorted(semconv.MODEL_OPERATIONS), semconv.OP_INVOKE_AGENT, "x"]
-_TEXTS = st.sampled_from(
-    ["", " ", " id_1 ", "\x1fz\x1c", "lookup", "ö", "{}", '{"a": 1}', '"x"', "[1]", "rror",
-     '{"isError": true}', "\\", "\ud800", "gpt", "😀"]
-)  # fmt: skip
-_VALUES = st.one_of(
-    _TEXTS,
-    st.text(max_size=12),
-    st.sampled_from(_OPS),
-    st.integers(-3, 10**20),
-    st.booleans(),
-    st.floats(allow_nan=True),
-    st.binary(max_size=4),
-    st.none(),
-    st.tuples(st.integers()),
-)
-
-
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    op=st.sampled_from(_OPS),
-    attrs=st.dictionaries(st.sampled_from(_KEYS), _VALUES, max_size=8),
-    status=st.sampled_from(list(StatusCode)),
-    events=st.booleans(),
-    name=st.sampled_from(
-        ["execute_tool lookup", "chat", "execute_tool ", "x", "invoke_agent", "invoke_agent a"]
-    ),
-    message=_TEXTS,
-)
-def test_generated_attributes_classify_as_in_python(
-    op: str, attrs: dict[str, Any], status: StatusCode, events: bool, name: str, message: str
-) -> None:
-    record = span(
-        2,
-        name,
-        1,
-        attrs={semconv.GEN_AI_OPERATION_NAME: op, **attrs},
-        status=status,
-        message=message,
-        events=(_EVENT,) if events else (),
-    )
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        classify_both(record, monkeypatch)
