@@ -1,7 +1,9 @@
-"""Build the optional native OTLP span scanner; everything else is in pyproject.toml.
+"""Build the optional native OTLP wire codec; everything else is in pyproject.toml.
 
-`optional=True`: without a C compiler the install still succeeds and tracescore uses the
-pure-Python scanner (tracescore.otlp.scan says which one runs).
+`optional=True`: without a C compiler the install still succeeds and tracescore reads and
+checks the wire format in pure Python (`tracescore.otlp.native` says which path runs and why;
+`TRACESCORE_NATIVE=0` chooses the pure-Python path where the extension was built).
+Compiled with warnings as errors: a warning in this code is a bug until shown otherwise.
 """
 
 from setuptools import Extension, setup
@@ -18,29 +20,17 @@ setup(
                     "_records",
                     "_grouping",
                     "_cut",
-                    "_genai",
-                    "_genai_bind",
-                    "_flat",
-                    "_flat_order",
                     "_validate",
-                    "_emit_logs",
-                    "_emit_attributes",
-                    "_checks",
-                    "_select",
-                    "_plan",
                 )
             ],
-            depends=[
-                "src/tracescore/otlp/_scan.h",
-                "src/tracescore/otlp/_genai.h",
-                "src/tracescore/otlp/_emit.h",
-            ],
+            depends=["src/tracescore/otlp/_scan.h"],
             optional=True,
             # Hidden: only PyInit__scan is exported, so no name here can shadow a libc one.
             extra_compile_args=[
                 "-O2",
                 "-Wall",
                 "-Wextra",
+                "-Werror",
                 "-Wno-unused-parameter",
                 "-fvisibility=hidden",
             ],

@@ -37,9 +37,6 @@
  * bind(SpanRecord, its field names, (UNSET, OK, ERROR), event_fn): once, before scan_records;
  *   refuses a class whose fields are not exactly the slots filled here.
  * cut_spans(body, {rs: {ss: {span indices}}}) -> (the rest of body, held spans): _cut.c.
- * bind_genai, read_plain_genai: the trajectory builder's plain GenAI span reader, _genai.c
- *   (bound in _genai_bind.c); flat_run (returned by bind_genai): a flat run made into steps
- *   in one call, _flat.c.
  * validate_request(body) -> None, or what makes body no ExportTraceServiceRequest (and where):
  *   upb's verdict without building the message, _validate.c.
  * Raises ValueError on malformed input (callers checked the request first: validate_request),
@@ -434,36 +431,6 @@ static PyMethodDef methods[] = {
     {"validate_request", tracescore_validate_request, METH_O,
      "validate_request(body) -> None, or what makes body no ExportTraceServiceRequest "
      "(_validate.c)."},
-    {"bind_genai", tracescore_bind_genai, METH_VARARGS,
-     "bind_genai(SpanRecord, SpanView, ...): once, before read_plain_genai (_genai.c)."},
-    {"bind_flat", tracescore_bind_flat, METH_VARARGS,
-     "bind_flat(Trajectory, its field names, SpanRecord): once, after bind_genai (_flat.c)."},
-    {"read_plain_genai", (PyCFunction)(void (*)(void))tracescore_read_plain_genai,
-     METH_FASTCALL,
-     "read_plain_genai(span, max_value_chars) -> SpanView, or the bound FALLBACK (_genai.c)."},
-    {"bind_select", tracescore_bind_select, METH_VARARGS,
-     "bind_select(Trajectory, ToolCall, AgentStep, python_select_calls, subagent_calls): "
-     "once, before select_calls (_select.c)."},
-    {"select_calls", (PyCFunction)(void (*)(void))tracescore_select_calls_py,
-     METH_FASTCALL | METH_KEYWORDS,
-     "select_calls(trajectory, policy, include_subagents=False) -> the tool calls that count "
-     "(scorers/base.py), with its one-run memo (_select.c)."},
-    {"bind_plan", tracescore_bind_plan, METH_VARARGS,
-     "bind_plan(RunResult, Score): once, before run_plan (_plan.c)."},
-    {"run_plan", (PyCFunction)(void (*)(void))tracescore_run_plan, METH_FASTCALL,
-     "run_plan(plan, trajectory) -> the RunResult of a scenario's plan (_plan.c)."},
-    {"bind_checks", tracescore_bind_checks, METH_VARARGS,
-     "bind_checks(Score, ToolCall): once, before check_score (_checks.c)."},
-    {"check_score", (PyCFunction)(void (*)(void))tracescore_check_score, METH_FASTCALL,
-     "check_score(params, trajectory) -> the Score of a native check (_checks.c)."},
-    {"encode_log_records", (PyCFunction)(void (*)(void))tracescore_encode_log_records,
-     METH_FASTCALL,
-     "encode_log_records(consts, scores, agent, scenario, start, end) -> a run's framed "
-     "LogRecords (_emit_logs.c)."},
-    {"encode_score_fields", (PyCFunction)(void (*)(void))tracescore_encode_score_fields,
-     METH_FASTCALL,
-     "encode_score_fields(scores, items, by_name, make_pieces, label_of, tail) -> a run's "
-     "score attribute fields, or None (_emit_attributes.c)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -347,27 +347,5 @@ void tracescore_grouping_free(Grouping *g);
 PyObject *tracescore_cut_spans(PyObject *self, PyObject *args);
 /* _validate.c */
 PyObject *tracescore_validate_request(PyObject *self, PyObject *body);
-/* _genai_bind.c, _genai.c */
-PyObject *tracescore_bind_genai(PyObject *self, PyObject *args);
-PyObject *tracescore_read_plain_genai(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-/* _flat.c */
-PyObject *tracescore_bind_flat(PyObject *self, PyObject *args);
-/* _genai_bind.c */
-Py_ssize_t tracescore_slot_offset(PyObject *type, const char *name);
-/* _select.c */
-PyObject *tracescore_bind_select(PyObject *self, PyObject *args);
-PyObject *tracescore_select_calls(PyObject *trajectory, PyObject *policy, int subagents);
-PyObject *tracescore_select_calls_py(PyObject *self, PyObject *const *args, size_t nargsf,
-                                     PyObject *kwnames);
-/* _plan.c */
-PyObject *tracescore_bind_plan(PyObject *self, PyObject *args);
-PyObject *tracescore_run_plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-/* _checks.c */
-PyObject *tracescore_bind_checks(PyObject *self, PyObject *args);
-PyObject *tracescore_check_score(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-/* _emit_logs.c, _emit_attributes.c */
-PyObject *tracescore_encode_log_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-PyObject *tracescore_encode_score_fields(PyObject *self, PyObject *const *args,
-                                         Py_ssize_t nargs);
 
 #endif
