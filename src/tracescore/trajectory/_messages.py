@@ -113,8 +113,7 @@ def make_response(payload: object) -> Response:
 
 # Without a backslash, JSON spells every key and string literally, so a result that
 # `response_flags` calls failed holds `isError` or an error type, and all of those contain
-# "rror" (tests/trajectory/test_messages.py checks it): two quick searches, not a parse. The
-# native GenAI reader (_genai_native) searches for the same two.
+# "rror" (tests/trajectory/test_messages.py checks it): two quick searches, not a parse.
 ERROR_RESULT_NEEDLES = ("\\", "rror")
 
 
