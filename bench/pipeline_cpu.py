@@ -1,0 +1,136 @@
+"""CPU per span of the whole service pipeline, in process, for two scorer mixes.
+
+    .venv/bin/python bench/pipeline_cpu.py [--mix checks|matching] [--traces 200] [--passes 5]
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null \\
+        .venv/bin/python bench/pipeline_cpu.py --mix checks --passes 1   # and --passes 3
+
+What `tracescore serve` does to a request, without the sockets: the receiver's schema check
+(`check_proto_request`), the assembler's ingest, a tick that scores every run (build, score,
+metrics, evaluation events, score attributes) and the exporter's hand-off, which here keeps a
+digest of every body instead of sending it. The stream is `bench/throughput.py`'s (20-span
+agent runs in 512-span batches, fresh trace ids on every pass). Mixes:
+- checks: bench/throughput.py's scenario (a `max_tool_calls` gate, `no_tool_errors`,
+  `called_tool`);
+- matching: `tool_calls` with argument specs, `trajectory_accuracy` and `tool_call_accuracy`
+  (tool arguments and results decoded, steps compared).
+
+Printed: CPU µs per span of the measured passes (the first pass warms up and is left out) and a
+checksum of every exported body, which must not change when the engine does. Under callgrind,
+the instructions of `--passes 3` minus `--passes 1`, over two passes' spans, are instructions
+per span without start-up. Compare two engines side by side in one run (the machine drifts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import sys
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+from tracescore.config import parse_config
+from tracescore.otlp.proto import check_proto_request
+from tracescore.pipeline.service import Pipeline
+
+_HERE = Path(__file__).resolve().parent
+_spec = importlib.util.spec_from_file_location("_throughput", _HERE / "throughput.py")
+assert _spec is not None
+assert _spec.loader is not None
+throughput = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(throughput)
+
+MIXES = {
+    "checks": """
+    gates: [{type: max_tool_calls, max: 20}]
+    scorers:
+      - {type: no_tool_errors, threshold: 1.0}
+      - {type: called_tool, tool: search_docs}
+""",
+    "matching": """
+    scorers:
+      - type: tool_calls
+        expected_tools: [search_docs, read_file]
+        arguments: {search_docs: [{pad: ""}]}
+        allow_additional: true
+      - type: trajectory_accuracy
+        steps: [{tool: search_docs}, {tool: read_file}, {tool: run_sql}]
+      - type: tool_call_accuracy
+        expected_tool: search_docs
+""",
+}
+CONFIG = """
+exporter: {{endpoint: "http://127.0.0.1:9", protocol: http/protobuf, compression: none}}
+assembly: {{decision_wait: 1s}}
+scenarios:
+  - name: agents
+    match: {{agent: "*"}}
+{mix}
+"""
+
+
+class DigestExporter:
+    """The exporter's surface, keeping a checksum of every body it is handed (CRC-32: a
+    cryptographic digest of the forwarded bytes would cost more than the service per span)."""
+
+    def __init__(self) -> None:
+        self.digest = 0
+        self.bodies = 0
+
+    def _take(self, request: Any, count: int | None = None) -> bool:
+        body = request if isinstance(request, bytes) else request.SerializeToString()
+        self.digest = zlib.crc32(body, self.digest)
+        self.bodies += 1
+        return True
+
+    submit_traces = submit_logs = _take
+
+    def submit_metrics(self, request: Any) -> bool:
+        return True
+
+    def has_capacity(self) -> bool:
+        return True
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mix", choices=sorted(MIXES), default="checks")
+    parser.add_argument("--traces", type=int, default=200)
+    parser.add_argument("--passes", type=int, default=5)
+    args = parser.parse_args()
+    time.time_ns = lambda: 1_800_000_000_000_000_000  # observed times: a digest that can repeat
+    config = parse_config(CONFIG.format(mix=MIXES[args.mix]))
+    exporter = DigestExporter()
+    pipeline = Pipeline(config, exporter=exporter)  # type: ignore[arg-type]
+    assembler = pipeline.assembler
+    batches, counts, _ = throughput.make_stream(args.traces)
+    clock = [0.0]
+    assembler._clock = lambda: clock[0]  # runs are due when the bench says
+    gc.freeze()
+    spans, cpu = 0, 0.0
+    for n_pass in range(args.passes + 1):
+        started = time.process_time()
+        for body, count in zip(batches, counts, strict=True):
+            body = body.replace(throughput._tag(0), throughput._tag(n_pass)) if n_pass else body
+            check_proto_request(body)
+            assembler.consume(None, body)
+            clock[0] += 0.01
+            assembler.tick()
+            if n_pass:
+                spans += count
+        clock[0] += 10.0
+        assembler.tick()
+        assembler.flush_outbox()
+        pipeline._flush_outboxes()
+        if n_pass:
+            cpu += time.process_time() - started
+    print(
+        f"mix={args.mix} spans={spans} cpu_us_per_span={cpu / spans * 1e6:.2f} "
+        f"bodies={exporter.bodies} crc32={exporter.digest:08x}"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
