@@ -56,6 +56,7 @@ def test_the_native_grouping_is_used() -> None:
     assert scan._scan_grouped is not None
 
 
+@requires_native
 def test_native_records_are_out_of_the_cyclic_gcs_view() -> None:
     # Held records are most of what `serve` keeps alive; tracked, every collection walked them.
     body = request_of(_span(A, 1, k="v"), _span(A, 2, parent=False, count=2))
@@ -204,6 +205,7 @@ def test_many_interleaved_traces_alike_in_half_their_id_group_exactly() -> None:
         assert groups[trace][6] == n  # first: its wire position
 
 
+@requires_native  # the native scanner's table of shared values
 def test_string_values_shared_per_request_stay_exact() -> None:
     # The scanner shares one str per distinct short string value in a request (found by a
     # hash of its length and first and last 8 bytes) until its table is full, and stops
