@@ -3,4 +3,4 @@
 # the C extension absent, as on a machine without a C compiler. Tests about the extension itself
 # skip (tests/support/native.py); everything else must pass on both paths.
 set -euo pipefail
-TRACESCORE_NATIVE=0 .venv/bin/pytest -x -q -p no:cacheprovider
+TRACESCORE_NATIVE=0 .venv/bin/pytest -x -q

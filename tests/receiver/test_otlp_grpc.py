@@ -13,6 +13,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from support.agent_spans import agent_run, request
+from support.native import UPB_CORRUPT, by_path
 from support.otlp_sink import OtlpSink
 from support.serve_thread import ServeThread
 
@@ -65,9 +66,8 @@ def test_malformed_request_gets_invalid_argument(serve: ServeThread) -> None:
     with pytest.raises(grpc.RpcError) as caught:
         _export(serve.grpc_port, b"\x0a\xff\xff\xff\x0f garbage")
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert caught.value.details() == (
-        "body: not an OTLP ExportTraceServiceRequest: length runs past the end of its message"
-        " (byte 0)"
+    assert caught.value.details() == "body: not an OTLP ExportTraceServiceRequest: " + by_path(
+        "length runs past the end of its message (byte 0)", UPB_CORRUPT + "Wire format was corrupt"
     )
 
 
@@ -78,9 +78,10 @@ def test_invalid_utf8_in_a_span_name_gets_invalid_argument_naming_the_field(
     with pytest.raises(grpc.RpcError) as caught:
         _export(serve.grpc_port, body.SerializeToString().replace(b"\x01name\x01", b"\xffname\xff"))
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "resource_spans[0].scope_spans[0].spans[0].name: invalid UTF-8" in (
-        caught.value.details()
-    )
+    assert by_path(
+        "resource_spans[0].scope_spans[0].spans[0].name: invalid UTF-8",
+        UPB_CORRUPT + "String field had bad UTF-8",
+    ) in (caught.value.details())
 
 
 def test_oversized_request_gets_resource_exhausted(

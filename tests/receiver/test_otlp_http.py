@@ -20,6 +20,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from support.agent_spans import agent_run, request
+from support.native import UPB_CORRUPT, by_path
 from support.otlp_sink import OtlpSink
 from support.serve_thread import ServeThread
 from tracescore import semconv
@@ -131,9 +132,8 @@ def test_malformed_protobuf_gets_400_with_a_status_naming_the_problem(serve: Ser
     assert headers["Content-Type"] == PROTOBUF
     detail = Status.FromString(body)
     assert detail.code == 3  # INVALID_ARGUMENT
-    assert detail.message == (
-        "body: not an OTLP ExportTraceServiceRequest: length runs past the end of its message"
-        " (byte 0)"
+    assert detail.message == "body: not an OTLP ExportTraceServiceRequest: " + by_path(
+        "length runs past the end of its message (byte 0)", UPB_CORRUPT + "Wire format was corrupt"
     )
     # The service keeps running.
     assert _get(serve.http_port, "/healthz")[0] == 200
@@ -145,9 +145,10 @@ def test_invalid_utf8_in_a_span_name_gets_400_naming_the_field(serve: ServeThrea
         serve.http_port, body.SerializeToString().replace(b"\x01name\x01", b"\xffname\xff")
     )
     assert status == 400
-    assert "resource_spans[0].scope_spans[0].spans[0].name: invalid UTF-8" in (
-        Status.FromString(answer).message
-    )
+    assert by_path(
+        "resource_spans[0].scope_spans[0].spans[0].name: invalid UTF-8",
+        UPB_CORRUPT + "String field had bad UTF-8",
+    ) in (Status.FromString(answer).message)
 
 
 @pytest.mark.parametrize(
