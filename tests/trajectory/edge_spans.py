@@ -60,7 +60,7 @@ _EVENT = SpanEvent(semconv.EXCEPTION_EVENT, 5, {semconv.EXCEPTION_TYPE: "ValueEr
 _DROP: Any = object()
 
 EDGE_CASES: list[tuple[str, SpanRecord, bool]] = [
-    # (what, span, the native reader answers it)
+    # (what, span, whether it is a plain GenAI span)
     ("plain tool", _tool({}), True),
     ("plain chat", _chat({}), True),
     ("status error", _tool({}, status=StatusCode.ERROR, message="boom"), True),
