@@ -3,10 +3,11 @@
 The extension reads and checks the bytes of OTLP trace requests (scan the spans decoding only
 the kept attribute keys, validate against the schema, group by trace, cut held spans out of a
 forwarded request); `pip install` builds it where a C compiler is present. Everything it does
-has a pure-Python path that gives the same results (the tests run the suite on both), about
-five times slower per span. Every module that uses the extension asks `extension()` once, when
-it is imported; `TRACESCORE_NATIVE=0` makes it answer None, so the whole process runs the
-pure-Python path. `describe()` says which path runs and why (`tracescore serve` logs it).
+has a pure-Python path that gives the same results (the tests run the suite on both); the
+whole service then spends 2-3x the CPU per span (bench/pipeline_cpu.py). Every module that uses
+the extension asks `extension()` once, when it is imported; `TRACESCORE_NATIVE=0` makes it
+answer None, so the whole process runs the pure-Python path. `describe()` says which path runs
+and why (`tracescore serve` prints it at start).
 """
 
 from __future__ import annotations
@@ -63,5 +64,5 @@ def extension() -> ModuleType | None:
 def describe() -> str:
     """One line for a log: which OTLP wire codec runs, and why."""
     current = status()
-    path = "native" if current.active else "pure Python (about 5x the CPU per span)"
+    path = "native" if current.active else "pure Python (2-3x the CPU per span)"
     return f"OTLP wire codec: {path}: {current.reason}"
