@@ -328,6 +328,7 @@ METRIC_BYTES_BUFFERED: Final = "tracescore.bytes.buffered"
 METRIC_SCORING_DURATION: Final = "tracescore.scoring.duration"
 METRIC_EXPORT_DURATION: Final = "tracescore.export.duration"
 METRIC_EXPORT_FAILURES: Final = "tracescore.export.failures"
+METRIC_EXPORT_DROPPED: Final = "tracescore.export.dropped"
 METRIC_EXPORT_QUEUE_ITEMS: Final = "tracescore.export.queue.items"
 METRIC_EXPORT_QUEUE_BYTES: Final = "tracescore.export.queue.bytes"
 # Scores by evaluation and result, beside the histogram: pass rates without histogram_quantile.
@@ -351,12 +352,15 @@ DROP_EXPORT_REJECTED: Final = "export_rejected"
 DROP_EXPORT_PARTIAL: Final = "export_partial"
 DROP_EXPORT_RETRIES_EXHAUSTED: Final = "export_retries_exhausted"
 DROP_SHUTDOWN: Final = "shutdown"
+DROP_EXPORT_UNSUPPORTED: Final = "export_unsupported"
+"""The backend does not serve the signal (HTTP 404/405/501, gRPC UNIMPLEMENTED)."""
 # Every known drop reason: each series of tracescore.spans.dropped exists at 0 from start-up.
 DROP_REASONS: Final = (
     DROP_EXPORT_REJECTED,
     DROP_EXPORT_PARTIAL,
     DROP_EXPORT_RETRIES_EXHAUSTED,
     DROP_SHUTDOWN,
+    DROP_EXPORT_UNSUPPORTED,
 )
 # `signal` of the Phoenix span-annotation exporter, on tracescore.export.* metrics.
 SIGNAL_PHOENIX_ANNOTATIONS: Final = "phoenix_annotations"

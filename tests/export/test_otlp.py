@@ -27,7 +27,7 @@ from tracescore import semconv
 from tracescore.config.serve import ClientTlsSettings, ExporterSettings, RetrySettings
 from tracescore.export.metrics import Telemetry
 from tracescore.export.otlp import OtlpExporter, count_items
-from tracescore.export.transport import parse_retry_after
+from tracescore.retry import parse_retry_after
 
 PROTOCOLS = ["grpc", "http/protobuf"]
 FAST_RETRY = RetrySettings(initial_interval=0.02, max_interval=0.1, max_elapsed_time=60)
@@ -135,7 +135,7 @@ def test_downstream_down_then_up_loses_nothing(protocol: str) -> None:
             assert exporter.submit_traces(req)
 
         def failures() -> float:
-            reasons = ("unavailable", "connection", "timeout")
+            reasons = ("unavailable", "refused", "connection", "timeout")
             return sum(
                 telemetry.value(
                     semconv.METRIC_EXPORT_FAILURES,

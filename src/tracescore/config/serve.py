@@ -12,22 +12,38 @@ import re
 from typing import Annotated, Literal, TypeAlias
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from tracescore.retry import RetryPolicy
 
 __all__ = [
+    "SIGNALS",
     "AssemblySettings",
     "AuthSettings",
     "ByteSize",
     "ClientTlsSettings",
+    "Compression",
     "Duration",
+    "ExportProtocol",
     "ExporterSettings",
     "GrpcReceiver",
     "HttpReceiver",
+    "PositiveDuration",
     "ReceiversSettings",
     "RetrySettings",
     "ServeMode",
     "ServerTlsSettings",
     "ServiceSettings",
+    "SignalSettings",
     "header_problem",
     "parse_duration",
     "parse_size",
@@ -105,8 +121,18 @@ def parse_size(value: object) -> int:
     return size
 
 
+def _positive(seconds: float) -> float:
+    if seconds <= 0:
+        raise ValueError(f"must be a duration greater than 0 such as 500ms or 2s, got {seconds:g}")
+    return seconds
+
+
 Duration: TypeAlias = Annotated[float, BeforeValidator(parse_duration)]
 """Seconds; YAML may say `2`, `2.5`, `500ms`, `2s`, `1m` or `1h`."""
+PositiveDuration: TypeAlias = Annotated[
+    float, BeforeValidator(parse_duration), AfterValidator(_positive)
+]
+"""A Duration where 0 makes no sense (a deadline, a retry interval): 0 is a config error."""
 ByteSize: TypeAlias = Annotated[int, BeforeValidator(parse_size)]
 """Bytes; YAML may say `1048576`, `512KB`, `32MiB` or `1GiB`."""
 ServeMode: TypeAlias = Literal["forward", "fanout"]
@@ -196,51 +222,144 @@ class ClientTlsSettings(_Frozen):
 class RetrySettings(_Frozen):
     """Retries of failed exports: exponential backoff with jitter, honouring Retry-After."""
 
-    initial_interval: Duration = 0.5
-    """Wait before the first retry."""
-    max_interval: Duration = 5.0
-    """Longest wait between two retries."""
+    initial_interval: PositiveDuration = 0.5
+    """Wait before the first retry (> 0)."""
+    max_interval: PositiveDuration = 5.0
+    """Longest wait between two retries (> 0)."""
     max_elapsed_time: Duration = 300.0
     """Give up on a request (dropped and counted) after this long; 0 retries forever."""
 
+    def policy(self) -> RetryPolicy:
+        """The project's one retry policy with these intervals."""
+        return RetryPolicy(self.initial_interval, self.max_interval, self.max_elapsed_time)
+
+
+ExportProtocol: TypeAlias = Literal["grpc", "http/protobuf"]
+Compression: TypeAlias = Literal["gzip", "none"]
+SIGNALS = ("traces", "logs", "metrics")
+
+
+def _check_endpoint(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"expected a URL such as http://collector:4317, got {value!r}")
+    return value
+
+
+def _check_headers(value: dict[str, str]) -> dict[str, str]:
+    for name, text in value.items():
+        problem = header_problem(name, text)
+        if problem is not None:
+            raise ValueError(problem)
+    return value
+
+
+class SignalSettings(_Frozen):
+    """Where one signal (traces, logs or metrics) goes, when not where the exporter's top-level
+    settings say; every key left out is taken from the exporter's."""
+
+    enabled: bool = True
+    """false: this signal is not exported at all (nothing queued, nothing counted as lost)."""
+    endpoint: str | None = None
+    """Base URL for this signal only; null uses `exporter.endpoint`."""
+    protocol: ExportProtocol | None = None
+    """Transport for this signal only; null uses `exporter.protocol`."""
+    headers: dict[str, str] | None = None
+    """Headers for this signal only (replacing, not merged with, `exporter.headers`)."""
+    tls: ClientTlsSettings | None = None
+    """TLS for this signal only; null uses `exporter.tls`."""
+    compression: Compression | None = None
+    """Compression for this signal only; null uses `exporter.compression`."""
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint_is_url(cls, value: str | None) -> str | None:
+        return None if value is None else _check_endpoint(value)
+
+    @field_validator("headers")
+    @classmethod
+    def _headers_are_sendable(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return None if value is None else _check_headers(value)
+
 
 class ExporterSettings(_Frozen):
-    """The downstream OTLP endpoint; traces, logs and metrics all go there."""
+    """The downstream OTLP endpoint: traces, logs and metrics all go there unless a signal's
+    own section (`traces`, `logs`, `metrics`) says otherwise."""
 
     endpoint: str
     """Base URL, e.g. `http://collector:4317`; https:// turns TLS on. For http/protobuf the
     paths /v1/traces, /v1/logs and /v1/metrics are appended."""
-    protocol: Literal["grpc", "http/protobuf"] = "grpc"
+    protocol: ExportProtocol = "grpc"
     """Transport to the endpoint."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra headers (gRPC metadata) sent with every export."""
     tls: ClientTlsSettings | None = None
     """CA and client certificate for an https:// endpoint; null uses system defaults."""
-    compression: Literal["gzip", "none"] = "gzip"
-    """Compression of exported requests."""
-    timeout: Duration = 10.0
-    """Deadline of one export attempt."""
+    compression: Compression = "none"
+    """Compression of exported requests: none (the default: on a local hop gzip costs more CPU
+    than it saves; see the README) or gzip (for a slow or metered link)."""
+    timeout: PositiveDuration = 10.0
+    """Deadline of one export attempt (> 0)."""
     queue_size: int = Field(default=1000, ge=1)
     """Requests waiting to be sent; when full, receivers answer with a retryable status."""
     retry: RetrySettings = RetrySettings()
     """Retry policy of failed exports."""
+    unready_after: PositiveDuration | None = 30.0
+    """/readyz answers 503 (naming the endpoint and the cause) once every export attempt has
+    failed for this long; null keeps readiness independent of the exporter."""
+    traces: SignalSettings = SignalSettings()
+    """Where spans go, if not to `endpoint` (or `enabled: false` to send none)."""
+    logs: SignalSettings = SignalSettings()
+    """Where the `gen_ai.evaluation.result` log events go, if not to `endpoint`."""
+    metrics: SignalSettings = SignalSettings()
+    """Where the service's own metrics go, if not to `endpoint`."""
 
     @field_validator("endpoint")
     @classmethod
     def _endpoint_is_url(cls, value: str) -> str:
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"expected a URL such as http://collector:4317, got {value!r}")
-        return value
+        return _check_endpoint(value)
 
     @field_validator("headers")
     @classmethod
     def _headers_are_sendable(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, text in value.items():
-            problem = header_problem(name, text)
-            if problem is not None:
-                raise ValueError(problem)
-        return value
+        return _check_headers(value)
+
+    @model_validator(mode="after")
+    def _intervals_in_order(self) -> ExporterSettings:
+        if self.retry.max_interval < self.retry.initial_interval:
+            raise ValueError(
+                f"retry.max_interval ({self.retry.max_interval:g}s) is shorter than "
+                f"retry.initial_interval ({self.retry.initial_interval:g}s)"
+            )
+        return self
+
+    def signal(self, name: str) -> SignalSettings:
+        """The section of one signal (`traces`, `logs` or `metrics`)."""
+        if name not in SIGNALS:
+            raise ValueError(f"unknown signal {name!r}; expected one of {', '.join(SIGNALS)}")
+        section: SignalSettings = getattr(self, name)
+        return section
+
+    def for_signal(self, name: str) -> ExporterSettings:
+        """These settings with one signal's overrides applied: what its transport uses.
+
+        The metrics reader can take `endpoint`, `protocol`, `headers`, `tls`, `compression`
+        and `timeout` from the result (and `signal("metrics").enabled` says whether to export).
+        """
+        section = self.signal(name)
+        update = {
+            key: getattr(section, key)
+            for key in ("endpoint", "protocol", "headers", "tls", "compression")
+            if getattr(section, key) is not None
+        }
+        return self.model_copy(update=update) if update else self
+
+    def route(self, name: str) -> tuple[object, ...]:
+        """What identifies one signal's destination: signals with equal routes share one
+        connection (one gRPC channel, one HTTP session)."""
+        s = self.for_signal(name)
+        headers = tuple(sorted(s.headers.items()))
+        return (s.endpoint, s.protocol, headers, s.tls, s.compression)
 
 
 class AssemblySettings(_Frozen):
@@ -248,9 +367,9 @@ class AssemblySettings(_Frozen):
 
     decision_wait: Duration = 2.0
     """A run is scored once its agent span arrived and its trace was quiet this long."""
-    max_trace_age: Duration = 60.0
+    max_trace_age: PositiveDuration = 60.0
     """A run whose agent span never arrives is scored this long after its trace's first span,
-    with complete: false."""
+    with complete: false (> 0)."""
     max_runs: int = Field(default=1_000_000, ge=1)
     """Traces buffered at once; at the limit receivers answer with a retryable status. A
     safety bound: at the defaults `max_bytes` is the limit reached first."""

@@ -81,4 +81,7 @@ SPECS: tuple[Spec, ...] = (
          (_s.SIGNAL,), DURATION_BOUNDS),
     Spec(_s.METRIC_EXPORT_FAILURES, "counter", "{request}", "failed export attempts",
          (_s.SIGNAL, _s.REASON)),
+    Spec(_s.METRIC_EXPORT_DROPPED, "counter", "{item}",
+         "log records and metric points never delivered, by signal and reason",
+         (_s.SIGNAL, _s.REASON)),
 )  # fmt: skip

@@ -199,6 +199,12 @@ class Telemetry:
             semconv.METRIC_EXPORT_FAILURES, 1, {semconv.SIGNAL: signal, semconv.REASON: reason}
         )
 
+    def export_dropped(self, signal: str, reason: str, n: int) -> None:
+        """Log records or metric points (`signal`) accepted for export but never delivered."""
+        self._add(
+            semconv.METRIC_EXPORT_DROPPED, n, {semconv.SIGNAL: signal, semconv.REASON: reason}
+        )
+
     # -- reading and pushing --------------------------------------------------------------
 
     def value(self, name: str, attributes: Mapping[str, str] | None = None) -> float:

@@ -3,9 +3,16 @@
 `submit_*` never blocks: it serializes the request (or takes bytes as received), enqueues it and
 returns False when the queue is full by requests or bytes, so receivers answer with a retryable
 status and the sending collector keeps the data. Senders take queued requests merged per signal
-(see queue.py), retry retryable failures with exponential backoff and jitter (or the server's
-Retry-After / RetryInfo), and never retry permanent ones. Every span is accounted for:
-`tracescore.spans.forwarded` on delivery, else `tracescore.spans.dropped{reason}` and a log line.
+(see queue.py), retry retryable failures by the project's retry policy (tracescore.retry: backoff
+with jitter, or the server's Retry-After / RetryInfo), and never retry permanent ones. Every span
+is accounted for: `tracescore.spans.forwarded` on delivery, else `tracescore.spans.dropped{reason}`
+(log records and metric points: `tracescore.export.dropped{signal,reason}`).
+
+Each signal goes where `exporter.<signal>` says (by default all three to `exporter.endpoint`,
+over one connection). A backend that does not serve a signal (a traces-only backend answering
+405 to /v1/logs) is warned about once, naming the setting to change, and is sent that signal no
+more; what would have gone there is counted as dropped (`export_unsupported`). Failures are
+logged once per destination and cause (health.py), not once per retry.
 
 Concurrency: `submit_*` and `has_capacity` may be called from any thread; everything else runs
 on the event loop that called `start()`.
@@ -15,9 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import threading
 import time
+from collections import Counter
 
 from google.protobuf.message import Message
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -27,16 +34,26 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tracescore import semconv
-from tracescore.config.serve import ExporterSettings
+from tracescore.config.serve import SIGNALS, ExporterSettings
+from tracescore.export.health import DestinationHealth
 from tracescore.export.metrics import Telemetry
 from tracescore.export.queue import Batch, ExportQueue, count_items
 from tracescore.export.transport import Attempt, Transport, make_transport
+from tracescore.retry import RetryPolicy
 
 __all__ = ["OtlpExporter", "count_items"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_QUEUE_BYTES = 64 * 1024 * 1024
+
+
+class _Destination:
+    """One transport (an endpoint, protocol, headers, TLS, compression) and its health."""
+
+    def __init__(self, transport: Transport, health: DestinationHealth) -> None:
+        self.transport = transport
+        self.health = health
 
 
 class OtlpExporter:
@@ -59,13 +76,19 @@ class OtlpExporter:
             max_queue_bytes: bound on serialized bytes waiting (the item bound is
                 `settings.queue_size`).
             senders: concurrent export calls; a retrying request does not stall the others.
-            transport: override for the wire protocol (default from `settings.protocol`).
+            transport: override for the wire protocol of every signal (default: one per
+                destination, from `settings.for_signal(...)`).
         """
         self.settings = settings
         self.telemetry = telemetry or Telemetry()
         self._queue = ExportQueue(settings.queue_size, max_queue_bytes)
         self._n_senders = senders
-        self._transport = transport or make_transport(settings)
+        self._policy: RetryPolicy = settings.retry.policy()
+        self._routes = self._make_routes(settings, transport)
+        self._refused: dict[str, str] = {}
+        """Signals a backend said it does not serve, with its answer."""
+        self.dropped: Counter[tuple[str, str]] = Counter()
+        """Items dropped so far, by (signal, reason): what `serve` reports at exit."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
         self._wake = asyncio.Event()
@@ -80,7 +103,11 @@ class OtlpExporter:
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._update_idle()
-        await self._transport.start()
+        for destination in self._destinations():
+            await destination.transport.start()
+        for signal in SIGNALS:
+            if signal not in self._routes:
+                log.info("export: %s off (exporter.%s.enabled: false)", signal, signal)
         self._tasks = [asyncio.create_task(self._sender()) for _ in range(self._n_senders)]
 
     async def shutdown(self, timeout: float = 5.0) -> None:
@@ -99,10 +126,33 @@ class OtlpExporter:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
             self._tasks = []
+        left: Counter[str] = Counter()
         for batch in self._queue.drain():
-            self._drop(batch, semconv.DROP_SHUTDOWN, "still queued at shutdown")
+            self._count_drop(batch.signal, semconv.DROP_SHUTDOWN, batch.count)
+            left[batch.signal] += batch.count
+        if left:
+            log.warning(
+                "export: shutdown: dropped what was still queued: %s",
+                ", ".join(f"{n} {signal} items" for signal, n in sorted(left.items())),
+            )
         self.telemetry.set_export_queue(0, 0)
-        await self._transport.close()
+        for destination in self._destinations():
+            await destination.transport.close()
+
+    def problem(self) -> str | None:
+        """Why the exporter makes the service unready, or None: a destination failing for
+        longer than `exporter.unready_after`, or a backend refusing spans."""
+        if "traces" in self._refused:
+            return self._refused["traces"]
+        for destination in self._destinations():
+            problem = destination.health.problem()
+            if problem is not None:
+                return problem
+        return None
+
+    def dropped_total(self, reason: str | None = None) -> int:
+        """Items (spans, log records, metric points) dropped so far, of one reason or all."""
+        return sum(n for (_, why), n in self.dropped.items() if reason in (None, why))
 
     def has_capacity(self) -> bool:
         """False when the queue is full: the receivers should answer with a retryable status."""
@@ -137,11 +187,16 @@ class OtlpExporter:
     def _submit(self, signal: str, request: Message | bytes, count: int | None) -> bool:
         if self._closing:
             return False
+        if signal not in self._routes:
+            return True  # turned off: nothing to deliver, nothing lost
         body = request if isinstance(request, bytes) else request.SerializeToString()
         if not body:
             return True  # an empty request carries nothing to deliver
         if count is None:
             count = count_items(signal, request)
+        if signal in self._refused:
+            self._count_drop(signal, semconv.DROP_EXPORT_UNSUPPORTED, count)
+            return True
         if not self._queue.put(signal, body, count):
             return False
         self.telemetry.set_export_queue(self._queue.items, self._queue.bytes)
@@ -186,42 +241,62 @@ class OtlpExporter:
                 self._update_idle()
 
     async def _deliver(self, item: Batch) -> None:
-        retry = self.settings.retry
-        body = await self._transport.prepare(item.body)
+        if item.signal in self._refused:
+            self._drop(item, semconv.DROP_EXPORT_UNSUPPORTED, self._refused[item.signal])
+            return
+        destination = self._routes[item.signal]
+        transport, health = destination.transport, destination.health
+        body = await transport.prepare(item.body)
         started = time.monotonic()
         attempt_no = 0
         while True:
             t0 = time.monotonic()
-            result = await self._transport.send(item.signal, body)
+            result = await transport.send(item.signal, body)
             self.telemetry.observe_export_latency(item.signal, time.monotonic() - t0)
             if result.ok:
+                health.succeeded()
                 self._delivered(item, result)
                 return
             self.telemetry.export_failure(item.signal, result.reason)
+            if result.unsupported:
+                self._refuse(item.signal, health.endpoint, result)
+                self._drop(item, semconv.DROP_EXPORT_UNSUPPORTED, result.message)
+                return
+            health.failed(
+                item.signal, result.cause or result.reason, result.message, result.retryable
+            )
             if not result.retryable:
                 self._drop(item, semconv.DROP_EXPORT_REJECTED, result.message)
                 return
-            delay = result.delay if result.delay is not None else self._backoff(attempt_no)
-            elapsed = time.monotonic() - started
-            if retry.max_elapsed_time and elapsed + delay > retry.max_elapsed_time:
+            delay = self._policy.delay(attempt_no, result.delay)
+            if self._policy.gives_up(time.monotonic() - started, delay):
                 self._drop(item, semconv.DROP_EXPORT_RETRIES_EXHAUSTED, result.message)
                 return
-            log.info(
-                "export: %s to %s failed (%s), retrying in %.2fs",
-                item.signal,
-                self.settings.endpoint,
-                result.message,
-                delay,
-            )
             attempt_no += 1
             await asyncio.sleep(delay)
 
-    def _backoff(self, attempt_no: int) -> float:
-        retry = self.settings.retry
-        base = min(retry.max_interval, retry.initial_interval * (2**attempt_no))
-        # Randomization factor 0.5, as the collector's exporterhelper: senders that failed
-        # together do not all come back at the same instant.
-        return float(min(retry.max_interval, base * random.uniform(0.5, 1.5)))
+    def _refuse(self, signal: str, endpoint: str, result: Attempt) -> None:
+        """Stop sending `signal` to a backend that does not serve it; warn once."""
+        if signal in self._refused:
+            return
+        self._refused[signal] = (
+            f"exporter: {endpoint} does not accept {signal} ({result.cause}); set "
+            f"exporter.{signal}.endpoint to a backend that does, or exporter.{signal}.enabled: "
+            "false"
+        )
+        log.warning(
+            "export: %s does not accept %s (%s: %s); %s are no longer sent there and are "
+            "counted as dropped (reason %s). Set exporter.%s.endpoint to a backend that takes "
+            "them, or exporter.%s.enabled: false to turn them off.",
+            endpoint,
+            signal,
+            result.cause,
+            result.message,
+            signal,
+            semconv.DROP_EXPORT_UNSUPPORTED,
+            signal,
+            signal,
+        )
 
     def _delivered(self, item: Batch, result: Attempt) -> None:
         if item.signal != "traces":
@@ -246,13 +321,48 @@ class OtlpExporter:
             )
 
     def _drop(self, item: Batch, reason: str, message: str) -> None:
-        if item.signal == "traces":
-            self.telemetry.spans_dropped(reason, item.count)
-        log.warning(
+        first = not any(why == reason and sig == item.signal for sig, why in self.dropped)
+        self._count_drop(item.signal, reason, item.count)
+        # Once per signal and reason (the count keeps the rest): a dead endpoint drops the
+        # same way request after request.
+        log.log(
+            logging.WARNING if first or reason == semconv.DROP_SHUTDOWN else logging.DEBUG,
             "export: dropped %s request with %d items to %s (%s): %s",
             item.signal,
             item.count,
-            self.settings.endpoint,
+            self._routes[item.signal].health.endpoint,
             reason,
             message,
         )
+
+    def _count_drop(self, signal: str, reason: str, count: int) -> None:
+        self.dropped[signal, reason] += count
+        if signal == "traces":
+            self.telemetry.spans_dropped(reason, count)
+        else:
+            self.telemetry.export_dropped(signal, reason, count)
+
+    # -- destinations ---------------------------------------------------------------------
+
+    def _make_routes(
+        self, settings: ExporterSettings, transport: Transport | None
+    ) -> dict[str, _Destination]:
+        """One destination per distinct route; signals turned off have none."""
+        by_route: dict[tuple[object, ...], _Destination] = {}
+        routes: dict[str, _Destination] = {}
+        for signal in SIGNALS:
+            if not settings.signal(signal).enabled:
+                continue
+            key = ("override",) if transport is not None else settings.route(signal)
+            if key not in by_route:
+                own = settings.for_signal(signal)
+                health = DestinationHealth(own.endpoint, signal, settings.unready_after)
+                by_route[key] = _Destination(transport or make_transport(own), health)
+            else:
+                by_route[key].health.signals += f", {signal}"
+            routes[signal] = by_route[key]
+        return routes
+
+    def _destinations(self) -> list[_Destination]:
+        unique: dict[int, _Destination] = {id(d): d for d in self._routes.values()}
+        return list(unique.values())

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -32,9 +31,10 @@ from tracescore.judges.errors import JudgeError, JudgeSkipped
 from tracescore.judges.inflight import InFlight
 from tracescore.judges.prompts import JudgeRequest, build_messages, output_schema
 from tracescore.judges.redact import Redactor
-from tracescore.judges.replies import parse_reply, reply_text, retry_after, validate_reply
+from tracescore.judges.replies import parse_reply, reply_text, validate_reply
 from tracescore.judges.sanitize import Fence, truncate_middle
 from tracescore.judges.telemetry import JudgeCounters
+from tracescore.retry import RetryPolicy, retry_after_from_headers
 
 __all__ = ["JudgeAnswer", "JudgeClient", "JudgeShared"]
 
@@ -284,7 +284,7 @@ class JudgeClient:
                 outcome = "rate_limited" if exc.status_code == 429 else f"http_{exc.status_code}"
                 if exc.status_code >= 500:
                     outcome = "server_error"
-                wait = retry_after(exc.response.headers)
+                wait = retry_after_from_headers(exc.response.headers)
                 if outcome.startswith("http_"):
                     self._record(outcome, started)
                     if use_schema and self._schema_ok is None and exc.status_code in (400, 422):
@@ -322,10 +322,7 @@ class JudgeClient:
                     f"judge {self.model!r} asked to retry after {wait:.0f}s "
                     f"(more than {MAX_RETRY_AFTER_S:.0f}s)",
                 )
-            backoff = min(MAX_BACKOFF_S, self.shared.retry_backoff_s * 2**attempt)
-            delay = random.uniform(0.5, 1.0) * backoff
-            if wait is not None:
-                delay = max(delay, wait)
+            delay = RetryPolicy(self.shared.retry_backoff_s, MAX_BACKOFF_S).delay(attempt, wait)
             attempt += 1
             tally.retries += 1
             self.shared.counters.retry(outcome)

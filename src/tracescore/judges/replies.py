@@ -1,4 +1,4 @@
-"""Judge replies: the text of a completion, the JSON in it, validation, Retry-After.
+"""Judge replies: the text of a completion, the JSON in it, validation.
 
 Kept apart from the client so the lenient parsing rules (a bare object, a fenced block, the
 first `{...}` in prose) are tested on their own.
@@ -7,16 +7,13 @@ first `{...}` in prose) are tested on their own.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from tracescore.judges.prompts import JudgeRequest
 
-__all__ = ["extract_json", "parse_reply", "reply_text", "retry_after", "validate_reply"]
+__all__ = ["extract_json", "parse_reply", "reply_text", "validate_reply"]
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -27,30 +24,6 @@ def reply_text(response: Any) -> str:
         return ""
     message = response.choices[0].message
     return str(message.content or "")
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from `retry-after-ms` or `retry-after` (seconds or an HTTP date), if given."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def extract_json(text: str) -> Any:
