@@ -6,7 +6,9 @@ why (`tracescore serve: OTLP wire codec: native: ...` or `...: pure Python ...: 
 `otlp.native`). Once listening, one line per receiver goes to stderr
 (`tracescore serve: otlp/grpc listening on HOST:PORT`), then `tracescore serve: ready`.
 SIGTERM or SIGINT stops accepting, scores what can be scored, forwards everything held and
-flushes events and metrics within `service.shutdown_grace_period`, then exits 0.
+flushes events and metrics within `service.shutdown_grace_period`, then exits 0; it exits 1,
+saying how much, when it had to drop anything it had accepted (the exporter was down, the
+grace period too short), or when shutdown itself did not finish in time.
 """
 
 from __future__ import annotations
@@ -113,6 +115,16 @@ async def _serve(pipeline: Pipeline) -> int:
         await asyncio.wait_for(pipeline.shutdown(), timeout=grace + 1.0)
     except TimeoutError:
         log.error("shutdown did not finish within the grace period (%.1fs)", grace)
+        return 1
+    lost = {what: n for what, n in pipeline.shutdown_losses.items() if n}
+    if lost:
+        what = ", ".join(f"{n} {kind}" for kind, n in sorted(lost.items()))
+        print(
+            f"{_PREFIX} stopped, but dropped {what} it could not deliver within "
+            f"service.shutdown_grace_period ({grace:g}s); see the export warnings above",
+            file=sys.stderr,
+            flush=True,
+        )
         return 1
     print(f"{_PREFIX} stopped", file=sys.stderr, flush=True)
     return 0

@@ -13,11 +13,13 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from tracescore import semconv
 from tracescore.assembler import Assembler, AssemblerHooks, Ingest, Outbox
 from tracescore.config.model import Config
 from tracescore.export.metrics import Telemetry
@@ -43,6 +45,7 @@ __all__ = ["Pipeline"]
 
 log = logging.getLogger(__name__)
 
+_ITEMS = {"traces": "spans", "logs": "log records", "metrics": "metric points"}
 _TICK_MIN_S = 0.01
 _TICK_MAX_S = 0.25
 # Runs scored between two yields to the event loop: about 5-10 ms of scoring at 0.1-0.2 ms a
@@ -148,6 +151,8 @@ class Pipeline:
         self._serving = False
         self._stopping = False
         self._stopped = False
+        self.shutdown_losses: Counter[str] = Counter()
+        """What shutdown could not deliver: `spans`, `log records`, `metric points`."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -219,10 +224,14 @@ class Pipeline:
         await self.exporter.shutdown(timeout=max(0.1, flush))
         if self.annotations is not None:  # after the exporter: the spans they annotate first
             await self.annotations.shutdown(timeout=max(0.1, deadline - time.monotonic()))
-        self.assembler.abandon_outbox()
-        for outbox in (self._logs, self._spans):
-            if outbox is not None:
-                outbox.abandon()
+        lost = self.shutdown_losses
+        lost["spans"] += self.assembler.abandon_outbox()
+        lost["log records"] += self._logs.abandon()
+        if self._spans is not None:
+            lost["spans"] += self._spans.abandon()
+        for (signal, reason), n in self.exporter.dropped.items():
+            if reason == semconv.DROP_SHUTDOWN:
+                lost[_ITEMS[signal]] += n
         self._stopped = True
 
     async def _loop(self, interval: float, step: Callable[[], object]) -> None:
@@ -277,8 +286,17 @@ class Pipeline:
         return self.assembler.consume(request, body, scanned)
 
     def is_ready(self) -> bool:
-        """Started and not shutting down."""
-        return self._started and not self._stopping
+        """Started, not shutting down, and no exporter failing for too long."""
+        return self.not_ready_reason() is None
+
+    def not_ready_reason(self) -> str | None:
+        """Why /readyz answers 503, or None: starting, shutting down, or the exporter failing
+        for longer than `exporter.unready_after` (its endpoint and cause)."""
+        if not self._serving:
+            return "starting"
+        if self._stopping:
+            return "shutting down"
+        return self.exporter.problem()
 
     def metrics_text(self) -> str:
         """Every metric in Prometheus text format."""

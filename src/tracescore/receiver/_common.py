@@ -74,6 +74,11 @@ class ServiceStatus(Protocol):
         """True while the service accepts spans (started, not shutting down)."""
         ...
 
+    def not_ready_reason(self) -> str | None:
+        """Why the service is not ready (starting, shutting down, an exporter failing for too
+        long), or None when it is."""
+        ...
+
     def metrics_text(self) -> str:
         """The service's metrics in Prometheus text format."""
         ...

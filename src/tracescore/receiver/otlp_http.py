@@ -178,9 +178,10 @@ class HttpReceiver:
         return web.Response(text="ok\n")
 
     async def _readyz(self, request: web.Request) -> web.Response:
-        if self._status.is_ready():
+        reason = self._status.not_ready_reason()
+        if reason is None:
             return web.Response(text="ready\n")
-        return web.Response(status=503, text="not ready\n")
+        return web.Response(status=503, text=f"not ready: {reason}\n")
 
     async def _metrics(self, request: web.Request) -> web.Response:
         return web.Response(
