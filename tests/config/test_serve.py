@@ -26,6 +26,7 @@ from tracescore.config.serve import (
     HttpReceiver,
     ServiceSettings,
     parse_duration,
+    parse_optional_duration,
     parse_size,
     split_endpoint,
 )
@@ -193,7 +194,9 @@ def _shape_hint(annotation: Any) -> str:
 
 def _scalar(value: Any, metadata: list[Any]) -> str:
     validators = {m.func for m in metadata if isinstance(m, BeforeValidator)}
-    if parse_duration in validators:
+    if parse_duration in validators or (
+        parse_optional_duration in validators and value is not None
+    ):
         return _duration(float(value))
     if parse_size in validators:
         return _size(int(value))

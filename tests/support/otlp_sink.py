@@ -99,9 +99,17 @@ class SinkSpan:
 class OtlpSink:
     """An OTLP gRPC or HTTP receiver in a background thread, recording every request."""
 
-    def __init__(self, protocol: Literal["grpc", "http"] = "grpc", port: int | None = None) -> None:
-        """Configure; `port` None picks a free one (kept across stop/start)."""
+    def __init__(
+        self,
+        protocol: Literal["grpc", "http"] = "grpc",
+        port: int | None = None,
+        signals: tuple[str, ...] = ("traces", "logs", "metrics"),
+    ) -> None:
+        """Configure; `port` None picks a free one (kept across stop/start). Only `signals`
+        are served, as a traces-only backend does: the others get HTTP 404 (no such path) or
+        gRPC UNIMPLEMENTED (no such service)."""
         self.protocol = protocol
+        self.signals = signals
         self.port = port or free_port()
         self._lock = threading.Lock()
         self._requests: dict[str, list[Any]] = {"traces": [], "logs": [], "metrics": []}
@@ -216,6 +224,8 @@ class OtlpSink:
         if self.protocol == "grpc":
             server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
             for signal, (service, _, response) in _SERVICES.items():
+                if signal not in self.signals:
+                    continue
                 handler = grpc.unary_unary_rpc_method_handler(self._grpc_handler(signal, response))
                 server.add_generic_rpc_handlers(
                     (grpc.method_handlers_generic_handler(service, {"Export": handler}),)
@@ -227,7 +237,7 @@ class OtlpSink:
             await server.stop(0)
         else:
             app = web.Application(client_max_size=64 * 1024 * 1024)
-            for signal in _SERVICES:
+            for signal in self.signals:
                 app.router.add_post(f"/v1/{signal}", self._http_handler(signal))
             # The sink inflates bodies itself, so it sees exactly what the exporter sent.
             runner = web.AppRunner(app, access_log=None, auto_decompress=False)

@@ -46,6 +46,7 @@ __all__ = [
     "SignalSettings",
     "header_problem",
     "parse_duration",
+    "parse_optional_duration",
     "parse_size",
     "split_endpoint",
 ]
@@ -129,10 +130,26 @@ def _positive(seconds: float) -> float:
 
 Duration: TypeAlias = Annotated[float, BeforeValidator(parse_duration)]
 """Seconds; YAML may say `2`, `2.5`, `500ms`, `2s`, `1m` or `1h`."""
+
+
+def parse_optional_duration(value: object) -> float | None:
+    """`parse_duration`, where null turns the setting off and 0 is an error that says so."""
+    if value is None:
+        return None
+    seconds = parse_duration(value)
+    if seconds <= 0:
+        raise ValueError(
+            f"must be a duration greater than 0 such as 30s, got {value!r} (null turns it off)"
+        )
+    return seconds
+
+
 PositiveDuration: TypeAlias = Annotated[
     float, BeforeValidator(parse_duration), AfterValidator(_positive)
 ]
 """A Duration where 0 makes no sense (a deadline, a retry interval): 0 is a config error."""
+OptionalDuration: TypeAlias = Annotated[float | None, BeforeValidator(parse_optional_duration)]
+"""A Duration that null turns off; 0 is a config error that says so."""
 ByteSize: TypeAlias = Annotated[int, BeforeValidator(parse_size)]
 """Bytes; YAML may say `1048576`, `512KB`, `32MiB` or `1GiB`."""
 ServeMode: TypeAlias = Literal["forward", "fanout"]
@@ -229,6 +246,15 @@ class RetrySettings(_Frozen):
     max_elapsed_time: Duration = 300.0
     """Give up on a request (dropped and counted) after this long; 0 retries forever."""
 
+    @model_validator(mode="after")
+    def _intervals_in_order(self) -> RetrySettings:
+        if self.max_interval < self.initial_interval:
+            raise ValueError(
+                f"max_interval ({self.max_interval:g}s) is shorter than "
+                f"initial_interval ({self.initial_interval:g}s)"
+            )
+        return self
+
     def policy(self) -> RetryPolicy:
         """The project's one retry policy with these intervals."""
         return RetryPolicy(self.initial_interval, self.max_interval, self.max_elapsed_time)
@@ -304,7 +330,7 @@ class ExporterSettings(_Frozen):
     """Requests waiting to be sent; when full, receivers answer with a retryable status."""
     retry: RetrySettings = RetrySettings()
     """Retry policy of failed exports."""
-    unready_after: PositiveDuration | None = 30.0
+    unready_after: OptionalDuration = 30.0
     """/readyz answers 503 (naming the endpoint and the cause) once every export attempt has
     failed for this long; null keeps readiness independent of the exporter."""
     traces: SignalSettings = SignalSettings()
@@ -323,15 +349,6 @@ class ExporterSettings(_Frozen):
     @classmethod
     def _headers_are_sendable(cls, value: dict[str, str]) -> dict[str, str]:
         return _check_headers(value)
-
-    @model_validator(mode="after")
-    def _intervals_in_order(self) -> ExporterSettings:
-        if self.retry.max_interval < self.retry.initial_interval:
-            raise ValueError(
-                f"retry.max_interval ({self.retry.max_interval:g}s) is shorter than "
-                f"retry.initial_interval ({self.retry.initial_interval:g}s)"
-            )
-        return self
 
     def signal(self, name: str) -> SignalSettings:
         """The section of one signal (`traces`, `logs` or `metrics`)."""

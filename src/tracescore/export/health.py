@@ -98,6 +98,6 @@ class DestinationHealth:
         if lasted < self._unready_after:
             return None
         return (
-            f"exporter: {self.signals} to {self.endpoint} failing for {lasted:.0f}s "
+            f"exporter: {self.signals} to {self.endpoint} failing for {lasted:.1f}s "
             f"({self.failed_attempts} attempts): {self.cause} ({self.message})"
         )

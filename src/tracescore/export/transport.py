@@ -229,7 +229,7 @@ def _grpc_cause(code: grpc.StatusCode | None, details: str) -> str:
     (resolver, socket, handshake) in the details of UNAVAILABLE."""
     text = details.lower()
     if code == grpc.StatusCode.UNAVAILABLE:
-        if "dns" in text or "resolution" in text or "name or service not known" in text:
+        if any(word in text for word in ("dns", "resolv", "lookup", "name or service")):
             return "DNS lookup failed"
         if "connection refused" in text or "connect failed" in text:
             return "connection refused"
