@@ -1,33 +1,39 @@
-"""OTLP/JSON (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding) to SpanRecords.
+"""OTLP/JSON (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding): the one mapping
+from JSON to the protobuf ExportTraceServiceRequest, for the HTTP receiver and the file reader.
 
-Lenient where producers differ (int64 as string or number, enums as integers or names, ids as
-hex or base64) and strict where data would be lost: a span without valid ids is rejected and
-counted, never guessed.
+The service forwards protobuf, so a JSON body is converted once into the message the protobuf
+path parses; the file reader converts the same way and then decodes spans as the service does,
+so a trace scores the same whichever way it came. `json_format.Parse` would do it at a
+twentieth of the speed and names problems in its own terms (reference/performance.md B.1), so
+the mapping is written out here: hex ids (base64 accepted too), int64 as strings or numbers,
+enums as integers (names tolerated), and unknown fields ignored as the spec requires.
+
+Two ways to meet a problem: the receiver's (`parse_json_request`) refuses the whole request with
+an InputError naming the JSON path, as a 400 must; the file reader's (`decode_json_request`)
+rejects and counts the resource, scope or span that holds the problem and keeps the rest. A
+well-formed span with an id of the wrong length is left for the span decoder to reject.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
 from collections.abc import Mapping
 from typing import Any
 
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
 from tracescore.errors import InputError
-from tracescore.model.span import AttrValue, SpanEvent, SpanRecord, StatusCode
-from tracescore.otlp.decode import DecodeResult, KeyFilter, normalize_id
+from tracescore.otlp.decode import DecodeResult, KeyFilter
+from tracescore.otlp.proto import decode_proto_request
 
-__all__ = ["decode_any_value", "decode_json_request"]
+__all__ = ["decode_json_request", "json_to_request", "parse_json_request"]
 
-_STATUS_NAMES = {
-    "STATUS_CODE_UNSET": StatusCode.UNSET,
-    "STATUS_CODE_OK": StatusCode.OK,
-    "STATUS_CODE_ERROR": StatusCode.ERROR,
-    "UNSET": StatusCode.UNSET,
-    "OK": StatusCode.OK,
-    "ERROR": StatusCode.ERROR,
-}
-_KIND_NAMES = {
+_KINDS = {
     "SPAN_KIND_UNSPECIFIED": 0,
     "SPAN_KIND_INTERNAL": 1,
     "SPAN_KIND_SERVER": 2,
@@ -35,172 +41,289 @@ _KIND_NAMES = {
     "SPAN_KIND_PRODUCER": 4,
     "SPAN_KIND_CONSUMER": 5,
 }
+_STATUS = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 _SPECIAL_DOUBLES = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def parse_json_request(body: bytes) -> ExportTraceServiceRequest:
+    """Decode an OTLP/JSON body; raises InputError naming what is wrong and where."""
+    try:
+        obj = json.loads(body)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"body is not UTF-8 JSON: {exc.reason} at byte {exc.start}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    return json_to_request(obj, "body")
 
 
 def decode_json_request(
     body: object, source: str = "request", key_filter: KeyFilter = None
 ) -> DecodeResult:
-    """Decode one ExportTraceServiceRequest given as parsed JSON.
+    """Spans of one ExportTraceServiceRequest given as parsed JSON (a file's, or a line's).
 
-    Raises InputError when the body is not an ExportTraceServiceRequest at all; a span that
-    cannot be decoded is rejected and counted in the result instead.
+    Raises InputError when the body is not an object at all; a resource, scope or span that
+    cannot be mapped is rejected and counted in the result, naming its JSON path, and the rest
+    is decoded as the service decodes protobuf.
     """
     if not isinstance(body, Mapping):
         raise InputError(f"{source}: expected a JSON object with resourceSpans, got {_kind(body)}")
     resource_spans = body.get("resourceSpans", [])
     if not isinstance(resource_spans, list):
         raise InputError(f"{source}: resourceSpans must be a list, got {_kind(resource_spans)}")
-    result = DecodeResult()
-    for r_index, rs in enumerate(resource_spans):
-        where = f"{source}: resourceSpans[{r_index}]"
-        if not isinstance(rs, Mapping):
-            result.reject(f"{where}: expected an object, got {_kind(rs)}")
-            continue
-        resource_obj = rs.get("resource") or {}
-        resource = (
-            _attributes(resource_obj.get("attributes"), None)
-            if isinstance(resource_obj, Mapping)
-            else {}
-        )
-        scope_list = rs.get("scopeSpans", rs.get("instrumentationLibrarySpans", []))
-        if not isinstance(scope_list, list):
-            result.reject(f"{where}.scopeSpans: expected a list, got {_kind(scope_list)}")
-            continue
-        for s_index, ss in enumerate(scope_list):
-            if not isinstance(ss, Mapping):
-                result.reject(f"{where}.scopeSpans[{s_index}]: expected an object")
-                continue
-            scope_obj = ss.get("scope", ss.get("instrumentationLibrary")) or {}
-            scope = scope_obj.get("name", "") if isinstance(scope_obj, Mapping) else ""
-            spans = ss.get("spans", [])
-            if not isinstance(spans, list):
-                result.reject(f"{where}.scopeSpans[{s_index}].spans: expected a list")
-                continue
-            for p_index, span in enumerate(spans):
-                span_where = f"{where}.scopeSpans[{s_index}].spans[{p_index}]"
-                try:
-                    result.spans.append(
-                        _span(span, resource, str(scope or ""), key_filter, span_where)
-                    )
-                except (ValueError, TypeError) as exc:
-                    result.reject(f"{span_where}: {exc}")
+    rejected: list[str] = []
+    request = json_to_request(body, source, rejected)
+    result = decode_proto_request(request, source, key_filter)
+    for problem in rejected:
+        result.reject(f"{source}: {problem}")
     return result
 
 
-def _span(
-    obj: object,
-    resource: Mapping[str, AttrValue],
-    scope: str,
-    key_filter: KeyFilter,
-    where: str,
-) -> SpanRecord:
-    if not isinstance(obj, Mapping):
-        raise ValueError(f"expected a span object, got {_kind(obj)}")
-    trace_id = normalize_id(obj.get("traceId"), 16, "traceId")
-    span_id = normalize_id(obj.get("spanId"), 8, "spanId")
-    parent_raw = obj.get("parentSpanId")
-    parent = normalize_id(parent_raw, 8, "parentSpanId") if parent_raw else None
-    status = obj.get("status") or {}
-    if not isinstance(status, Mapping):
-        raise ValueError(f"status must be an object, got {_kind(status)}")
-    name = obj.get("name", "")
-    return SpanRecord(
-        trace_id=trace_id,
-        span_id=span_id,
-        parent_span_id=parent,
-        name=name if isinstance(name, str) else str(name),
-        start_ns=_int(obj.get("startTimeUnixNano", 0), "startTimeUnixNano"),
-        end_ns=_int(obj.get("endTimeUnixNano", 0), "endTimeUnixNano"),
-        kind=_enum(obj.get("kind", 0), _KIND_NAMES, "kind"),
-        status_code=_status(status.get("code", 0)),
-        status_message=str(status.get("message", "") or ""),
-        attributes=_attributes(obj.get("attributes"), key_filter),
-        events=tuple(_event(e) for e in obj.get("events", []) or [] if isinstance(e, Mapping)),
-        resource=resource,
-        scope=scope,
-    )
+def json_to_request(
+    obj: object, where: str = "body", rejected: list[str] | None = None
+) -> ExportTraceServiceRequest:
+    """An ExportTraceServiceRequest from parsed OTLP/JSON.
 
-
-def _event(obj: Mapping[str, Any]) -> SpanEvent:
-    return SpanEvent(
-        name=str(obj.get("name", "")),
-        time_ns=_int(obj.get("timeUnixNano", 0), "timeUnixNano"),
-        attributes=_attributes(obj.get("attributes"), None),
-    )
-
-
-def _attributes(raw: object, key_filter: KeyFilter) -> dict[str, AttrValue]:
-    out: dict[str, AttrValue] = {}
-    if not isinstance(raw, list):
-        return out
-    for kv in raw:
-        if not isinstance(kv, Mapping):
-            continue
-        key = kv.get("key")
-        if not isinstance(key, str) or (key_filter is not None and not key_filter(key)):
-            continue
-        out[key] = decode_any_value(kv.get("value"))
-    return out
-
-
-def decode_any_value(value: object) -> AttrValue:
-    """Decode an OTLP/JSON AnyValue; an unknown or empty value decodes to None."""
-    if not isinstance(value, Mapping):
-        return None
-    if "stringValue" in value:
-        return str(value["stringValue"])
-    if "boolValue" in value:
-        return bool(value["boolValue"])
-    if "intValue" in value:
-        return _int(value["intValue"], "intValue")
-    if "doubleValue" in value:
-        raw = value["doubleValue"]
-        if isinstance(raw, str):
-            return _SPECIAL_DOUBLES[raw] if raw in _SPECIAL_DOUBLES else float(raw)
-        return float(raw)
-    if "arrayValue" in value:
-        arr = value["arrayValue"] or {}
-        items = arr.get("values", []) if isinstance(arr, Mapping) else []
-        return tuple(decode_any_value(v) for v in items or [])
-    if "kvlistValue" in value:
-        kvl = value["kvlistValue"] or {}
-        return _attributes(kvl.get("values") if isinstance(kvl, Mapping) else None, None)
-    if "bytesValue" in value:
+    Args:
+        obj: the parsed JSON.
+        where: names the body in the error when it is not a JSON object.
+        rejected: None raises InputError at the first problem; a list collects one problem per
+            resource, scope or span left out, and the rest is kept.
+    """
+    request = ExportTraceServiceRequest()
+    _object(obj, where)
+    assert isinstance(obj, Mapping)
+    for i, rs_obj in enumerate(_list(obj.get("resourceSpans"), "resourceSpans")):
         try:
-            return base64.b64decode(str(value["bytesValue"]))
+            _resource_spans(request, rs_obj, f"resourceSpans[{i}]", rejected)
+        except InputError as exc:
+            if rejected is None:
+                raise
+            rejected.append(str(exc))
+            del request.resource_spans[-1]
+    return request
+
+
+def _resource_spans(
+    request: ExportTraceServiceRequest, rs_obj: object, where: str, rejected: list[str] | None
+) -> None:
+    rs = request.resource_spans.add()
+    rs_obj = _object(rs_obj, where)
+    resource = rs_obj.get("resource")
+    if resource is not None:
+        resource = _object(resource, f"{where}.resource")
+        rs.resource.SetInParent()
+        _attributes(rs.resource.attributes, resource.get("attributes"), f"{where}.resource")
+        dropped = _int(resource.get("droppedAttributesCount", 0), f"{where}.resource")
+        if dropped:
+            rs.resource.dropped_attributes_count = dropped
+    rs.schema_url = _str(rs_obj.get("schemaUrl", ""), f"{where}.schemaUrl")
+    scopes = rs_obj.get("scopeSpans", rs_obj.get("instrumentationLibrarySpans"))
+    for j, ss_obj in enumerate(_list(scopes, f"{where}.scopeSpans")):
+        ss_where = f"{where}.scopeSpans[{j}]"
+        ss_obj = _object(ss_obj, ss_where)
+        ss = rs.scope_spans.add()
+        scope = ss_obj.get("scope", ss_obj.get("instrumentationLibrary"))
+        if scope is not None:
+            ss.scope.SetInParent()
+            _scope(ss.scope, _object(scope, f"{ss_where}.scope"), f"{ss_where}.scope")
+        ss.schema_url = _str(ss_obj.get("schemaUrl", ""), f"{ss_where}.schemaUrl")
+        for k, span_obj in enumerate(_list(ss_obj.get("spans"), f"{ss_where}.spans")):
+            span_where = f"{ss_where}.spans[{k}]"
+            try:
+                _span(ss.spans.add(), _object(span_obj, span_where), span_where)
+            except InputError as exc:
+                if rejected is None:
+                    raise
+                rejected.append(str(exc))
+                del ss.spans[-1]
+
+
+def _scope(scope: InstrumentationScope, obj: Mapping[str, Any], where: str) -> None:
+    # Scalars are set only when given, so the forwarded bytes say what the sender said; a
+    # message given as `{}` is marked present, as the protobuf library's own parser does.
+    if name := _str(obj.get("name", ""), f"{where}.name"):
+        scope.name = name
+    if version := _str(obj.get("version", ""), f"{where}.version"):
+        scope.version = version
+    _attributes(scope.attributes, obj.get("attributes"), where)
+
+
+def _span(span: Span, obj: Mapping[str, Any], where: str) -> None:
+    span.trace_id = _id(obj.get("traceId"), 16, f"{where}.traceId")
+    span.span_id = _id(obj.get("spanId"), 8, f"{where}.spanId")
+    span.trace_state = _str(obj.get("traceState", ""), f"{where}.traceState")
+    span.parent_span_id = _id(obj.get("parentSpanId"), 8, f"{where}.parentSpanId")
+    span.flags = _int(obj.get("flags", 0), f"{where}.flags")
+    span.name = _str(obj.get("name", ""), f"{where}.name")
+    span.kind = _enum(obj.get("kind", 0), _KINDS, f"{where}.kind")  # type: ignore[assignment]
+    span.start_time_unix_nano = _int(obj.get("startTimeUnixNano", 0), f"{where}.startTimeUnixNano")
+    span.end_time_unix_nano = _int(obj.get("endTimeUnixNano", 0), f"{where}.endTimeUnixNano")
+    _attributes(span.attributes, obj.get("attributes"), where)
+    span.dropped_attributes_count = _int(obj.get("droppedAttributesCount", 0), where)
+    for n, event_obj in enumerate(_list(obj.get("events"), f"{where}.events")):
+        event_where = f"{where}.events[{n}]"
+        event_obj = _object(event_obj, event_where)
+        event = span.events.add()
+        event.time_unix_nano = _int(event_obj.get("timeUnixNano", 0), f"{event_where}.timeUnixNano")
+        event.name = _str(event_obj.get("name", ""), f"{event_where}.name")
+        _attributes(event.attributes, event_obj.get("attributes"), event_where)
+        event.dropped_attributes_count = _int(event_obj.get("droppedAttributesCount", 0), where)
+    span.dropped_events_count = _int(obj.get("droppedEventsCount", 0), where)
+    for n, link_obj in enumerate(_list(obj.get("links"), f"{where}.links")):
+        link_where = f"{where}.links[{n}]"
+        link_obj = _object(link_obj, link_where)
+        link = span.links.add()
+        link.trace_id = _id(link_obj.get("traceId"), 16, f"{link_where}.traceId")
+        link.span_id = _id(link_obj.get("spanId"), 8, f"{link_where}.spanId")
+        link.trace_state = _str(link_obj.get("traceState", ""), f"{link_where}.traceState")
+        _attributes(link.attributes, link_obj.get("attributes"), link_where)
+        link.flags = _int(link_obj.get("flags", 0), f"{link_where}.flags")
+    span.dropped_links_count = _int(obj.get("droppedLinksCount", 0), where)
+    status = obj.get("status")
+    if status is not None:
+        status = _object(status, f"{where}.status")
+        span.status.SetInParent()
+        if message := _str(status.get("message", ""), f"{where}.status.message"):
+            span.status.message = message
+        if code := _enum(status.get("code", 0), _STATUS, f"{where}.status.code"):
+            span.status.code = code  # type: ignore[assignment]
+
+
+def _attributes(target: Any, raw: object, where: str) -> None:
+    for n, kv_obj in enumerate(_list(raw, f"{where}.attributes")):
+        kv_where = f"{where}.attributes[{n}]"
+        kv_obj = _object(kv_obj, kv_where)
+        kv: KeyValue = target.add()
+        kv.key = _str(kv_obj.get("key", ""), f"{kv_where}.key")
+        value = kv_obj.get("value")
+        if value is not None:
+            _any_value(kv.value, value, f"{kv_where}.value")
+
+
+def _any_value(target: AnyValue, raw: object, where: str) -> None:
+    obj = _object(raw, where)
+    if "stringValue" in obj:
+        target.string_value = _str(obj["stringValue"], f"{where}.stringValue")
+    elif "boolValue" in obj:
+        value = obj["boolValue"]
+        if not isinstance(value, bool):
+            raise InputError(f"{where}.boolValue: expected true or false, got {value!r}")
+        target.bool_value = value
+    elif "intValue" in obj:
+        target.int_value = _int(obj["intValue"], f"{where}.intValue", signed=True)
+    elif "doubleValue" in obj:
+        target.double_value = _double(obj["doubleValue"], f"{where}.doubleValue")
+    elif "arrayValue" in obj:
+        array = _object(obj["arrayValue"] or {}, f"{where}.arrayValue")
+        for n, item in enumerate(_list(array.get("values"), f"{where}.arrayValue.values")):
+            _any_value(target.array_value.values.add(), item, f"{where}.arrayValue.values[{n}]")
+        target.array_value.SetInParent()
+    elif "kvlistValue" in obj:
+        kvlist = _object(obj["kvlistValue"] or {}, f"{where}.kvlistValue")
+        _attributes_list(target, kvlist.get("values"), f"{where}.kvlistValue")
+    elif "bytesValue" in obj:
+        text = _str(obj["bytesValue"], f"{where}.bytesValue")
+        try:
+            target.bytes_value = base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError):
-            return str(value["bytesValue"])
-    return None
+            raise InputError(f"{where}.bytesValue: expected base64, got {text[:40]!r}") from None
 
 
-def _int(raw: object, what: str) -> int:
+def _attributes_list(target: AnyValue, raw: object, where: str) -> None:
+    target.kvlist_value.SetInParent()
+    for n, kv_obj in enumerate(_list(raw, f"{where}.values")):
+        kv_where = f"{where}.values[{n}]"
+        kv_obj = _object(kv_obj, kv_where)
+        kv = target.kvlist_value.values.add()
+        kv.key = _str(kv_obj.get("key", ""), f"{kv_where}.key")
+        if kv_obj.get("value") is not None:
+            _any_value(kv.value, kv_obj["value"], f"{kv_where}.value")
+
+
+def _id(raw: object, size: int, where: str) -> bytes:
+    """Hex (the OTLP/JSON rule) or base64 (protobuf's generic mapping); empty when absent.
+
+    Text that is neither raises InputError. Hex of the wrong length is returned as it is, for
+    the assembler to reject that one span (partial success) rather than the whole request.
+    """
+    if raw is None or raw == "":
+        return b""
+    if not isinstance(raw, str):
+        raise InputError(f"{where}: expected a hex string, got {_kind(raw)}")
+    text = raw.strip()
+    try:
+        if len(text) % 2 == 0 and all(c in "0123456789abcdefABCDEF" for c in text):
+            return bytes.fromhex(text)
+        data = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        data = None
+    if data is None or len(data) != size:
+        raise InputError(f"{where}: expected {2 * size} hex digits, got {raw[:40]!r}")
+    return data
+
+
+def _object(raw: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise InputError(f"{where}: expected a JSON object, got {_kind(raw)}")
+    return raw
+
+
+def _list(raw: object, where: str) -> list[Any]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise InputError(f"{where}: expected a list, got {_kind(raw)}")
+    return raw
+
+
+def _str(raw: object, where: str) -> str:
+    if raw is None:
+        return ""
+    if not isinstance(raw, str):
+        raise InputError(f"{where}: expected a string, got {_kind(raw)}")
+    return raw
+
+
+def _int(raw: object, where: str, *, signed: bool = False) -> int:
     # bool before int: bool subclasses int, and true is not a timestamp.
-    if isinstance(raw, bool):
-        raise ValueError(f"{what} must be an integer, got {raw!r}")
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, float) and raw.is_integer():
-        return int(raw)
-    if isinstance(raw, str):
+    value: int | None = None
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        value = raw
+    elif isinstance(raw, float) and raw.is_integer():
+        value = int(raw)
+    elif isinstance(raw, str):
         try:
-            return int(raw)
+            value = int(raw.strip())
+        except ValueError:
+            value = None
+    limit = 1 << 63 if signed else 1 << 64
+    if value is None or not (-limit if signed else 0) <= value < limit:
+        raise InputError(f"{where}: expected an integer, got {raw!r}")
+    return value
+
+
+def _double(raw: object, where: str) -> float:
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        return float(raw)
+    if isinstance(raw, str):
+        if raw in _SPECIAL_DOUBLES:
+            return _SPECIAL_DOUBLES[raw]
+        try:
+            return float(raw)
         except ValueError:
             pass
-    raise ValueError(f"{what} must be an integer, got {raw!r}")
+    raise InputError(f"{where}: expected a number, got {raw!r}")
 
 
-def _enum(raw: object, names: Mapping[str, int], what: str) -> int:
+def _enum(raw: object, names: Mapping[str, int], where: str) -> int:
     if isinstance(raw, str) and raw in names:
         return names[raw]
-    return _int(raw, what)
-
-
-def _status(raw: object) -> StatusCode:
-    code = _enum(raw, _STATUS_NAMES, "status.code")
-    if code not in (0, 1, 2):
-        raise ValueError(f"status.code must be 0, 1 or 2, got {raw!r}")
-    return StatusCode(code)
+    value = _int(raw, where, signed=True)
+    if not -(1 << 31) <= value < (1 << 31):
+        raise InputError(f"{where}: expected an enum number, got {raw!r}")
+    return value
 
 
 def _kind(value: object) -> str:

@@ -1,5 +1,6 @@
 """OTLP receivers of `tracescore serve`: gRPC (TraceService/Export) and HTTP (/v1/traces)."""
 
+from tracescore.otlp.json import parse_json_request
 from tracescore.receiver._common import (
     ConsumeResult,
     ServiceStatus,
@@ -8,7 +9,6 @@ from tracescore.receiver._common import (
 )
 from tracescore.receiver.otlp_grpc import GrpcReceiver
 from tracescore.receiver.otlp_http import HttpReceiver
-from tracescore.receiver.otlp_json import parse_json_request
 
 __all__ = [
     "ConsumeResult",

@@ -21,6 +21,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from tracescore.config.serve import HttpReceiver as HttpReceiverSettings
 from tracescore.config.serve import split_endpoint
 from tracescore.errors import InputError, OverloadedError
+from tracescore.otlp.json import parse_json_request
 from tracescore.receiver import _status
 from tracescore.receiver._common import (
     OFFLOAD_BYTES,
@@ -34,7 +35,6 @@ from tracescore.receiver._common import (
     server_ssl_context,
     success_response,
 )
-from tracescore.receiver.otlp_json import parse_json_request
 
 __all__ = ["HttpReceiver"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import re
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from support.agent_spans import TESTDATA
 from tracescore.errors import InputError
-from tracescore.receiver import parse_json_request
+from tracescore.otlp.json import decode_json_request, parse_json_request
 
 TRACE = TESTDATA / "serve" / "pydantic_ai-subagent.otlp.json"
 
@@ -128,3 +129,21 @@ def test_malformed_bodies_name_the_json_path(body: bytes, message: str) -> None:
     with pytest.raises(InputError) as caught:
         parse_json_request(body)
     assert message in str(caught.value)
+
+
+def test_the_file_reader_and_the_receiver_share_one_mapping() -> None:
+    """The same bad span: the receiver refuses the body, the file reader rejects that span
+    and keeps the rest, both naming it by its JSON path; the kept spans are what the receiver's
+    protobuf decodes to."""
+    doc = json.loads(TRACE.read_text())
+    good = parse_json_request(json.dumps(doc).encode())
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans[0]["traceId"] = "not an id"
+    where = "resourceSpans[0].scopeSpans[0].spans[0].traceId"
+    with pytest.raises(InputError, match=re.escape(where)):
+        parse_json_request(json.dumps(doc).encode())
+    result = decode_json_request(doc, source="trace.json")
+    assert result.rejected == 1
+    assert result.problems[0].startswith(f"trace.json: {where}")
+    all_spans = [s for rs in good.resource_spans for ss in rs.scope_spans for s in ss.spans]
+    assert [r.span_id for r in result.spans] == [s.span_id.hex() for s in all_spans[1:]]
