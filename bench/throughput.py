@@ -60,7 +60,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shapes import kv as _kv
 from shapes import tag as _tag
 from shapes import tool_spans_trace as _trace
-from tracescore.export.transport import parse_retry_after, retry_info_delay
+from tracescore.export.transport import retry_info_delay
+from tracescore.retry import parse_retry_after
 
 SERVICE_CPU, CLIENT_CPU = 0, 1
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
