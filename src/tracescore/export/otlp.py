@@ -35,10 +35,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from tracescore import semconv
 from tracescore.config.serve import SIGNALS, ExporterSettings
-from tracescore.export.health import DestinationHealth
+from tracescore.export.destinations import destinations, make_destinations, refuse_signal
 from tracescore.export.metrics import Telemetry
 from tracescore.export.queue import Batch, ExportQueue, count_items
-from tracescore.export.transport import Attempt, Transport, make_transport
+from tracescore.export.transport import Attempt, Transport
 from tracescore.retry import RetryPolicy
 
 __all__ = ["OtlpExporter", "count_items"]
@@ -46,14 +46,6 @@ __all__ = ["OtlpExporter", "count_items"]
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_QUEUE_BYTES = 64 * 1024 * 1024
-
-
-class _Destination:
-    """One transport (an endpoint, protocol, headers, TLS, compression) and its health."""
-
-    def __init__(self, transport: Transport, health: DestinationHealth) -> None:
-        self.transport = transport
-        self.health = health
 
 
 class OtlpExporter:
@@ -84,7 +76,7 @@ class OtlpExporter:
         self._queue = ExportQueue(settings.queue_size, max_queue_bytes)
         self._n_senders = senders
         self._policy: RetryPolicy = settings.retry.policy()
-        self._routes = self._make_routes(settings, transport)
+        self._routes = make_destinations(settings, transport)
         self._refused: dict[str, str] = {}
         """Signals a backend said it does not serve, with its answer."""
         self.dropped: Counter[tuple[str, str]] = Counter()
@@ -103,7 +95,7 @@ class OtlpExporter:
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._update_idle()
-        for destination in self._destinations():
+        for destination in destinations(self._routes):
             await destination.transport.start()
         for signal in SIGNALS:
             if signal not in self._routes:
@@ -136,7 +128,7 @@ class OtlpExporter:
                 ", ".join(f"{n} {signal} items" for signal, n in sorted(left.items())),
             )
         self.telemetry.set_export_queue(0, 0)
-        for destination in self._destinations():
+        for destination in destinations(self._routes):
             await destination.transport.close()
 
     def problem(self) -> str | None:
@@ -144,7 +136,7 @@ class OtlpExporter:
         longer than `exporter.unready_after`, or a backend refusing spans."""
         if "traces" in self._refused:
             return self._refused["traces"]
-        for destination in self._destinations():
+        for destination in destinations(self._routes):
             problem = destination.health.problem()
             if problem is not None:
                 return problem
@@ -277,26 +269,8 @@ class OtlpExporter:
 
     def _refuse(self, signal: str, endpoint: str, result: Attempt) -> None:
         """Stop sending `signal` to a backend that does not serve it; warn once."""
-        if signal in self._refused:
-            return
-        self._refused[signal] = (
-            f"exporter: {endpoint} does not accept {signal} ({result.cause}); set "
-            f"exporter.{signal}.endpoint to a backend that does, or exporter.{signal}.enabled: "
-            "false"
-        )
-        log.warning(
-            "export: %s does not accept %s (%s: %s); %s are no longer sent there and are "
-            "counted as dropped (reason %s). Set exporter.%s.endpoint to a backend that takes "
-            "them, or exporter.%s.enabled: false to turn them off.",
-            endpoint,
-            signal,
-            result.cause,
-            result.message,
-            signal,
-            semconv.DROP_EXPORT_UNSUPPORTED,
-            signal,
-            signal,
-        )
+        if signal not in self._refused:
+            self._refused[signal] = refuse_signal(signal, endpoint, result.cause, result.message)
 
     def _delivered(self, item: Batch, result: Attempt) -> None:
         if item.signal != "traces":
@@ -341,28 +315,3 @@ class OtlpExporter:
             self.telemetry.spans_dropped(reason, count)
         else:
             self.telemetry.export_dropped(signal, reason, count)
-
-    # -- destinations ---------------------------------------------------------------------
-
-    def _make_routes(
-        self, settings: ExporterSettings, transport: Transport | None
-    ) -> dict[str, _Destination]:
-        """One destination per distinct route; signals turned off have none."""
-        by_route: dict[tuple[object, ...], _Destination] = {}
-        routes: dict[str, _Destination] = {}
-        for signal in SIGNALS:
-            if not settings.signal(signal).enabled:
-                continue
-            key = ("override",) if transport is not None else settings.route(signal)
-            if key not in by_route:
-                own = settings.for_signal(signal)
-                health = DestinationHealth(own.endpoint, signal, settings.unready_after)
-                by_route[key] = _Destination(transport or make_transport(own), health)
-            else:
-                by_route[key].health.signals += f", {signal}"
-            routes[signal] = by_route[key]
-        return routes
-
-    def _destinations(self) -> list[_Destination]:
-        unique: dict[int, _Destination] = {id(d): d for d in self._routes.values()}
-        return list(unique.values())
