@@ -81,3 +81,15 @@ def test_serve_under_uvloop_delivers_every_span_scored(
     scored = [s for s in sink.spans() if s.span.span_id in agents]
     assert all("eval.called_tool.score" in attrs(s.span.attributes) for s in scored)
     assert code == 0, serve.stderr
+
+
+def test_an_unknown_event_loop_exits_2_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tracescore.cli import main
+
+    monkeypatch.setenv("TRACESCORE_EVENT_LOOP", "tokio")
+    path = tmp_path / "serve.yaml"
+    path.write_text("exporter: {endpoint: 'http://127.0.0.1:9'}\n")
+    assert main(["serve", "--config", str(path)]) == 2
+    assert "TRACESCORE_EVENT_LOOP='tokio': expected asyncio or uvloop" in capsys.readouterr().err

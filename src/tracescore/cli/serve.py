@@ -57,11 +57,11 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--event-loop",
-        default=os.environ.get("TRACESCORE_EVENT_LOOP", "auto"),
-        choices=["auto", "uvloop", "asyncio"],
+        default=os.environ.get("TRACESCORE_EVENT_LOOP", "asyncio"),
+        choices=["asyncio", "uvloop"],
         help=(
-            "event loop: uvloop when installed (auto, the default), or asyncio's own; "
-            "also TRACESCORE_EVENT_LOOP"
+            "event loop: asyncio's own (the default) or uvloop (pip install "
+            "'tracescore[uvloop]'); also TRACESCORE_EVENT_LOOP"
         ),
     )
     parser.set_defaults(run=run)
@@ -84,6 +84,12 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 2
+    if args.event_loop not in ("asyncio", "uvloop"):  # argparse leaves defaults unchecked
+        print(
+            f"{_PREFIX} TRACESCORE_EVENT_LOOP={args.event_loop!r}: expected asyncio or uvloop",
+            file=sys.stderr,
+        )
+        return 2
     try:
         loop_factory = event_loop_factory(args.event_loop)
     except ImportError:
@@ -105,20 +111,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def event_loop_factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """The loop `serve` runs on: uvloop for `uvloop`, and for `auto` when it is installed;
-    None (asyncio's own) otherwise. Raises ImportError for `uvloop` without uvloop.
+    """The loop `serve` runs on: None (asyncio's own) or uvloop's; raises ImportError for
+    `uvloop` without uvloop installed.
 
-    uvloop is the default where installed because it measured faster for the whole service
-    (README, "Event loop": the same load on both loops, side by side).
+    asyncio's is the default: the whole service on uvloop measured no faster per CPU-second
+    (0.96x over HTTP and gRPC, bench/event_loop.py, README "Event loop").
     """
     if choice == "asyncio":
         return None
-    try:
-        import uvloop
-    except ImportError:
-        if choice == "uvloop":
-            raise
-        return None
+    import uvloop
+
     factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
     return factory
 
