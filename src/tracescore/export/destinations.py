@@ -57,13 +57,12 @@ def refuse_signal(signal: str, endpoint: str, cause: str, message: str) -> str:
     """Warn, once per signal, that a backend does not serve `signal`; the reason /readyz gives
     when it is the traces."""
     log.warning(
-        "export: %s does not accept %s (%s: %s); %s are no longer sent there and are counted "
+        "export: %s does not accept %s (%s); %s are no longer sent there and are counted "
         "as dropped (reason %s). Set exporter.%s.endpoint to a backend that takes them, or "
         "exporter.%s.enabled: false to turn them off.",
         endpoint,
         signal,
-        cause,
-        message,
+        message or cause,
         signal,
         semconv.DROP_EXPORT_UNSUPPORTED,
         signal,

@@ -297,10 +297,13 @@ class OtlpExporter:
     def _drop(self, item: Batch, reason: str, message: str) -> None:
         first = not any(why == reason and sig == item.signal for sig, why in self.dropped)
         self._count_drop(item.signal, reason, item.count)
-        # Once per signal and reason (the count keeps the rest): a dead endpoint drops the
-        # same way request after request.
+        # Once per signal and reason (the count keeps the rest): a dead endpoint drops the same
+        # way request after request; a refused signal was warned about by refuse_signal.
+        loud = reason == semconv.DROP_SHUTDOWN or (
+            first and reason != semconv.DROP_EXPORT_UNSUPPORTED
+        )
         log.log(
-            logging.WARNING if first or reason == semconv.DROP_SHUTDOWN else logging.DEBUG,
+            logging.WARNING if loud else logging.DEBUG,
             "export: dropped %s request with %d items to %s (%s): %s",
             item.signal,
             item.count,
