@@ -182,3 +182,15 @@ def test_readiness_ignores_the_exporter_when_unready_after_is_null() -> None:
         await exporter.shutdown(timeout=0.2)
 
     run(scenario)
+
+
+@pytest.mark.parametrize(("status", "unsupported"), [(404, True), (405, True), (501, True),
+                                                    (400, False), (503, False)])  # fmt: skip
+def test_which_http_statuses_mean_the_backend_does_not_serve_the_signal(
+    status: int, unsupported: bool
+) -> None:
+    from tracescore.export.http_transport import _http_failure
+
+    attempt = _http_failure(status, None, b"")
+    assert attempt.unsupported is unsupported
+    assert attempt.cause == f"HTTP {status}"
