@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import random
 import time
 from collections import deque
 from collections.abc import Mapping
@@ -27,8 +26,8 @@ from tracescore.config.annotations import PhoenixAnnotationSettings
 from tracescore.config.model import Config
 from tracescore.errors import ConfigError
 from tracescore.export.metrics import Telemetry
-from tracescore.judges.replies import retry_after
 from tracescore.model.run_result import RunResult
+from tracescore.retry import retry_after_from_headers
 
 __all__ = ["PhoenixAnnotations", "annotator_kinds", "span_annotations"]
 
@@ -173,7 +172,7 @@ class PhoenixAnnotations:
     async def _send(self, batch: list[dict[str, Any]]) -> None:
         """Post one batch, retrying what may succeed later, until the retry budget is spent."""
         assert self._session is not None
-        retry = self._settings.retry
+        policy = self._settings.retry.policy()
         started = time.monotonic()
         attempt = 0
         while True:
@@ -185,7 +184,7 @@ class PhoenixAnnotations:
                 ) as response:
                     await response.read()
                     status = response.status
-                    wait = retry_after(response.headers)
+                    wait = retry_after_from_headers(response.headers)
             except (aiohttp.ClientError, TimeoutError) as exc:
                 cause = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 status, retryable = 0, True
@@ -200,14 +199,12 @@ class PhoenixAnnotations:
                 cause, retryable = f"HTTP {status}", status in _RETRYABLE
             self._telemetry.export_failure(_SIGNAL, cause.split(":")[0].replace(" ", "_"))
             self._log_once(cause, retryable)
-            spent = time.monotonic() - started
-            limit = retry.max_elapsed_time
-            if not retryable or self._closing or (limit > 0 and spent >= limit):
+            delay = policy.delay(attempt, wait)
+            if not retryable or self._closing or policy.gives_up(time.monotonic() - started, 0):
                 self._drop(len(batch), semconv.ANNOTATIONS_DROPPED_GAVE_UP)
                 return
-            backoff = min(retry.max_interval, retry.initial_interval * 2**attempt)
             attempt += 1
-            await asyncio.sleep(wait if wait is not None else backoff * random.uniform(0.5, 1.0))
+            await asyncio.sleep(delay)
 
     def _log_once(self, cause: str, retryable: bool) -> None:
         if cause == self._failing:
