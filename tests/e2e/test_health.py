@@ -137,3 +137,19 @@ def test_a_traces_only_backend_is_warned_about_once_and_scores_still_flow(
     }, serve.stderr
     assert len(refused) == 2
     assert code == 0, "a signal turned away as unsupported is not data lost at shutdown"
+
+
+def test_metrics_go_where_exporter_metrics_says(tmp_path: Path) -> None:
+    with OtlpSink("http") as main, OtlpSink("grpc") as metrics:
+        extra = f"  metrics: {{endpoint: '{metrics.endpoint}', protocol: grpc}}"
+        config = CONFIG.format(endpoint=main.endpoint, protocol="http/protobuf", extra=extra)
+        run = agent_run(seed=4)
+        with ServeProcess(config, tmp_path) as serve:
+            assert post_spans(serve.ports["http"], request(run.spans).SerializeToString()) == 200
+            main.wait_for(lambda: len(main.spans()) == len(run.spans))
+            metrics.wait_for(lambda: "tracescore.spans.received" in metrics.metric_names())
+            code, _ = serve.stop()
+    assert code == 0, serve.stderr
+    assert main.requests("metrics") == []
+    assert metrics.requests("traces") == []
+    assert metrics.requests("logs") == []

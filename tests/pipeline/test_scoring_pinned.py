@@ -43,8 +43,8 @@ NOW_NS = 1_760_000_000_123_456_789
 # Digests of `_outputs()` as the code gave them before the scoring fast paths (re-pinned when
 # metrics moved to the OpenTelemetry SDK: every byte but `/metrics` checked unchanged).
 PINNED = {
-    "bench": "e96fd56f81574c4b79a5f8a99ed598485d2772e6e95eee98a837860ec885880e",
-    "varied": "8f3466db7c0c7af9373015e6d5d362330e4eb390b1c7f8e74d092d5aca2ca4d8",
+    "bench": "976a92f20d6a83bfbe87e694200bd5b3c460bfe4151b2d76c029baab9c5a3508",
+    "varied": "aa1f0306bd37b179a6174164a6577b3384501199b7dee33d87d73125e743ab2b",
 }
 
 VARIED_CONFIG = """

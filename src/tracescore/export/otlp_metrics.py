@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -39,7 +40,9 @@ from opentelemetry.sdk.metrics.export import (
     MetricsData,
 )
 
+from tracescore import semconv
 from tracescore.config.serve import ClientTlsSettings, ExporterSettings
+from tracescore.export.destinations import refuse_signal
 from tracescore.export.metrics import Telemetry
 
 __all__ = ["METRICS_PATH", "CountingExporter", "metric_exporter", "metric_exporter_for"]
@@ -56,6 +59,9 @@ _INSTRUMENTS = (
     ObservableGauge,
 )
 _SIGNAL = "metrics"
+# What the SDK's exporters say when the backend has no metrics endpoint: HTTP 404, 405 or 501
+# ("... batch code: 405, reason: Method Not Allowed"), gRPC UNIMPLEMENTED.
+_UNSUPPORTED = re.compile(r"code: (404|405|501)\b|UNIMPLEMENTED")
 
 
 def metric_exporter(
@@ -125,10 +131,16 @@ class CountingExporter(MetricExporter):
         self._endpoint = endpoint
         self._failing: str | None = None
         """The cause last logged while exports fail; None while they work."""
+        self._refused = False
+        """The backend said it does not serve metrics: nothing more is sent to it."""
 
     def export(
         self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: object
     ) -> MetricExportResult:
+        if self._refused:
+            points = _points(metrics_data)
+            self._telemetry.export_dropped(_SIGNAL, semconv.DROP_EXPORT_UNSUPPORTED, points)
+            return MetricExportResult.SUCCESS  # nothing to retry: the backend takes no metrics
         start = time.monotonic()
         reason = "failed"
         with _SDK_LOGS.capture() as said:
@@ -145,6 +157,13 @@ class CountingExporter(MetricExporter):
             return result
         self._telemetry.export_failure(_SIGNAL, reason)
         cause = said[-1] if said else "the exporter gave no reason"
+        if _UNSUPPORTED.search(cause):
+            self._refused = True
+            self._telemetry.export_dropped(
+                _SIGNAL, semconv.DROP_EXPORT_UNSUPPORTED, _points(metrics_data)
+            )
+            refuse_signal(_SIGNAL, self._endpoint, "unsupported", cause[:300])
+            return MetricExportResult.SUCCESS
         if cause != self._failing:  # once per cause, not at every push
             log.warning(
                 "metrics export to %s failed: %s (pushes go on every interval; the values are "
@@ -202,6 +221,15 @@ class _SdkLogCapture(logging.Filter):
 
 
 _SDK_LOGS = _SdkLogCapture()
+
+
+def _points(metrics_data: MetricsData) -> int:
+    return sum(
+        len(metric.data.data_points)
+        for resource in metrics_data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+    )
 
 
 def _grpc_credentials(tls: ClientTlsSettings | None) -> grpc.ChannelCredentials:

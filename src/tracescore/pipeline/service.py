@@ -181,12 +181,15 @@ class Pipeline:
             asyncio.create_task(self._tick_loop(), name="tracescore-tick"),
         ]
         interval = self.config.service.metrics_interval
-        if self.config.exporter is not None and interval is not None:
-            endpoint = self.config.exporter.endpoint
-            exporter = metric_exporter_for(self.config.exporter)
-            counting = CountingExporter(exporter, self.telemetry, endpoint)
-            self.telemetry.push_to(counting, interval, self.config.exporter.timeout)
-            log.info("metrics: pushed over OTLP to %s every %gs", endpoint, interval)
+        settings = self.config.exporter
+        if settings is not None and not settings.metrics.enabled:
+            log.info("metrics: OTLP push off (exporter.metrics.enabled: false)")
+        elif settings is not None and interval is not None:
+            metrics_to = settings.for_signal("metrics")  # exporter.metrics over exporter.*
+            exporter = metric_exporter_for(metrics_to)
+            counting = CountingExporter(exporter, self.telemetry, metrics_to.endpoint)
+            self.telemetry.push_to(counting, interval, metrics_to.timeout)
+            log.info("metrics: pushed over OTLP to %s every %gs", metrics_to.endpoint, interval)
         elif interval is None:
             log.info("metrics: OTLP push off (service.metrics_interval: null)")
 
