@@ -21,19 +21,28 @@ import collections
 import logging
 import time
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tracescore.assembler._wire import Held, cut_spans, frame_request
-from tracescore.assembler.contracts import AssemblerHooks, Counters, Ingest, ReadyTrace, Reason
+from tracescore.assembler.contracts import (
+    AssemblerHooks,
+    Counters,
+    Ingest,
+    Journal,
+    ReadyTrace,
+    Reason,
+)
 from tracescore.assembler.outbox import Outbox
-from tracescore.assembler.waits import Pending, Waits
+from tracescore.assembler.waits import Pending, Waits, annotated
 from tracescore.config.serve import AssemblySettings
 from tracescore.errors import InputError, OverloadedError
 from tracescore.model.span import SpanRecord
 from tracescore.otlp.grouping import Grouped
 from tracescore.otlp.scan import SpanReader
+from tracescore.semconv import TRACESCORE_COMPLETE
+from tracescore.storage.records import HeldSpan, Request
 
 __all__ = ["Assembler"]
 
@@ -87,6 +96,7 @@ class Assembler:
         mode: Literal["forward", "fanout"] = "forward",
         scoring: bool = True,
         clock: Callable[[], float] = time.monotonic,
+        journal: Journal | None = None,
     ) -> None:
         """Set up an empty buffer.
 
@@ -98,6 +108,9 @@ class Assembler:
                 `fanout` forwards nothing (the collector already sends the originals).
             scoring: False when no scenario is configured: spans are only forwarded.
             clock: monotonic seconds (tests pass their own).
+            journal: write-ahead storage: every request is written before it is answered,
+                its parts are forwarded with tokens, and `restore` replays what a crashed
+                process left (None: storage off).
         """
         self.settings = settings
         self._hooks = hooks
@@ -113,8 +126,13 @@ class Assembler:
         self._anchored: collections.OrderedDict[bytes, _Trace] = collections.OrderedDict()
         self._scored: collections.OrderedDict[bytes, None] = collections.OrderedDict()
         self._scored_limit = max(_SCORED_MIN, min(_SCORED_MAX, 4 * settings.max_runs))
-        self._outbox = Outbox(hooks.forward, counters)
-        self._waits = Waits(self._outbox, hooks.annotate, clock, self._account)
+        self._journal = journal
+        tracked = hooks.forward_tracked if journal is not None else None
+        self._outbox = Outbox(hooks.forward, counters, tracked)
+        released = journal.released if journal is not None else None
+        self._waits = Waits(self._outbox, hooks.annotate, clock, self._account, released)
+        self._restoring: tuple[Request, set[int], dict[int, Held]] | None = None
+        self._restored: set[str] = set()  # traces replayed from storage, not scored yet
         self.spans = 0
         self.nbytes = 0
 
@@ -255,8 +273,27 @@ class Assembler:
             if trace.anchored:
                 anchored[tid] = trace
                 anchored.move_to_end(tid)
-        self._conclude(result, accepted, late, body, remove, holds)
+        rid = 0
+        if self._journal is not None and accepted:
+            rid = self._write_ahead(body, holds, touched, accepted)
+        self._conclude(result, accepted, late, body, remove, holds, rid)
         return result
+
+    def _write_ahead(
+        self,
+        body: bytes,
+        holds: list[tuple[tuple[int, int, int], _Trace, str]],
+        touched: list[tuple[int, bytes, _Trace, bool]],
+        accepted: int,
+    ) -> int:
+        assert self._journal is not None
+        held = [
+            HeldSpan(index, bytes.fromhex(trace.hex), bytes.fromhex(span_id))
+            for index, trace, span_id in holds
+        ]
+        traces = [trace.hex for _, _, trace, _ in touched]
+        forwarded = self._forwarding and accepted > len(holds)
+        return self._journal.accepted(body, held, traces, forwarded)
 
     def _candidate(
         self,
@@ -274,6 +311,7 @@ class Assembler:
         trace.anchored = True
         if (
             self._forwarding
+            and self._restoring is None  # a replayed request holds what its record says
             and record.span_id not in trace.held
             and self._hooks.wants(record, agent)
         ):
@@ -289,6 +327,7 @@ class Assembler:
         body: bytes,
         remove: dict[int, dict[int, set[int]]],
         holds: list[tuple[tuple[int, int, int], _Trace, str]],
+        rid: int = 0,
     ) -> None:
         """Count a consumed request's spans and forward what it does not hold."""
         result.accepted = accepted
@@ -298,8 +337,10 @@ class Assembler:
             self._counters.spans_received(accepted)
         if result.rejected:
             self._counters.spans_rejected(result.rejected)
-        if self._forwarding:
-            self._forward_request(body, remove, holds, accepted)
+        if self._restoring is not None:
+            self._resume(body, remove, accepted)
+        elif self._forwarding:
+            self._forward_request(body, remove, holds, accepted, rid)
         self._gauges()
 
     def _reject(
@@ -328,6 +369,7 @@ class Assembler:
         remove: dict[int, dict[int, set[int]]],
         holds: list[tuple[tuple[int, int, int], _Trace, str]],
         accepted: int,
+        rid: int = 0,
     ) -> None:
         if remove:
             body, cut = cut_spans(body, remove)
@@ -340,7 +382,64 @@ class Assembler:
                 self.spans += 1
         n = accepted - len(holds)
         if n:
-            self._outbox.send(body, n)
+            self._outbox.send(body, n, ((rid, 0),) if rid else None)
+
+    # -- recovery --------------------------------------------------------------------------
+
+    def restore(self, request: Request, parts: set[int], released: dict[int, Held]) -> None:
+        """Replay a request that a crashed process left in storage (before receivers open).
+
+        Its spans are buffered again for scoring. Of its parts only those in `parts` go out:
+        its forwarded rest (part 0) as before; each held span released with its scores before
+        the crash (`released`) as it was released; every other held span is held again on its
+        trace, and is scored with its run or, when no run could be scored, forwarded with
+        `tracescore.complete=false`.
+        """
+        self._restoring = (request, parts, released)
+        try:
+            self.consume(None, request.body)
+        finally:
+            self._restoring = None
+
+    def _resume(self, body: bytes, remove: dict[int, dict[int, set[int]]], accepted: int) -> None:
+        assert self._restoring is not None
+        request, parts, released = self._restoring
+        rid = request.rid
+        for span in request.held:
+            i, j, k = span.index
+            remove.setdefault(i, {}).setdefault(j, set()).add(k)
+        cut: dict[tuple[int, int, int], Held] = {}
+        if remove:
+            body, cut = cut_spans(body, remove)
+        n = accepted - len(request.held)
+        if 0 in parts and n > 0:
+            self._outbox.send(body, n, ((rid, 0),))
+        out: list[Held] = []
+        keys: list[Any] = []
+        for part, span in enumerate(request.held, 1):
+            held = released.get(part) if part in parts else None
+            if part in parts and held is None and span.index in cut:
+                held = cut[span.index]
+                trace = self._traces.get(span.trace_id)
+                if trace is not None:
+                    self._rehold(trace, span.span_id.hex(), held, (rid, part))
+                    continue
+                held = annotated(held, {TRACESCORE_COMPLETE: False}, self._hooks.annotate)
+            if held is not None:
+                out.append(held)
+                keys.append((rid, part))
+        if out:
+            self._outbox.send(frame_request(out), len(out), tuple(keys))
+
+    def _rehold(self, trace: _Trace, span_hex: str, held: Held, key: tuple[int, int]) -> None:
+        assert self._journal is not None  # only replays hold again
+        trace.held[span_hex] = held
+        size = len(held[0]) + len(held[1]) + len(held[2])
+        trace.nbytes += size
+        self.nbytes += size
+        self.spans += 1
+        self._restored.add(trace.hex)
+        self._journal.hold(trace.hex, span_hex, key)
 
     # -- deciding --------------------------------------------------------------------------
 
@@ -394,6 +493,8 @@ class Assembler:
         self._anchored.pop(tid, None)
         self.spans -= len(trace.records) + len(trace.held)
         self.nbytes -= trace.nbytes
+        if self._journal is not None:
+            self._journal.scored(trace.hex)
         self._scored[tid] = None
         if len(self._scored) > self._scored_limit:
             self._scored.popitem(last=False)
@@ -415,22 +516,31 @@ class Assembler:
                 hexes,
             )
             scored = [{}] * len(readies)
+        journal, keys = self._journal, []
         for (trace, _), by_span in zip(due, scored, strict=True):
+            restored = trace.hex in self._restored
+            self._restored.discard(trace.hex)
             for span_id, (rs_header, ss_header, span_bytes) in trace.held.items():
                 attrs = by_span.get(span_id)
+                key = journal.take_held(trace.hex, span_id) if journal is not None else None
                 if isinstance(attrs, Pending):  # waits for its judge scores (judge_wait > 0)
-                    if self._waits.park(attrs, (rs_header, ss_header, span_bytes)):
+                    if self._waits.park(attrs, (rs_header, ss_header, span_bytes), key):
                         continue
                     attrs = attrs.finish()
+                if not attrs and restored:  # replayed from storage, and its run not scored
+                    attrs = {TRACESCORE_COMPLETE: False}
                 if attrs:
                     span_bytes = self._hooks.annotate(span_bytes, attrs)
                 released.append((rs_header, ss_header, span_bytes))
+                if key is not None and journal is not None:
+                    journal.released(key, released[-1])
+                    keys.append(key)
             if not self._forwarding:  # fanout: runs whose evaluate span waits for judges
                 for value in by_span.values():
                     if isinstance(value, Pending) and not self._waits.park(value, None):
                         value.finish()
         if released:
-            self._outbox.send(frame_request(released), len(released))
+            self._outbox.send(frame_request(released), len(released), tuple(keys) or None)
 
     def drain_waits(self) -> int:
         """Release every span still waiting for judge scores (shutdown, after the judges')."""

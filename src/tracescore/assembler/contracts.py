@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 from tracescore.model import record
 from tracescore.model.span import AttrValue, SpanRecord
 from tracescore.otlp.scan import CandidateRule
+from tracescore.storage.records import HeldSpan
 
 __all__ = [
     "Annotations",
     "AssemblerHooks",
     "Counters",
     "Ingest",
+    "Journal",
     "Pending",
     "ReadyTrace",
     "Reason",
@@ -69,6 +71,21 @@ class Counters(Protocol):
     def set_bytes_buffered(self, n: int) -> None: ...
 
 
+class Journal(Protocol):
+    """Write-ahead storage as the assembler sees it (`storage.Journal` is one)."""
+
+    def accepted(
+        self, body: bytes, held: Sequence[HeldSpan], traces: Sequence[str], forwarded: bool
+    ) -> int:
+        """Write a request ahead; returns its id (parts are keyed `(id, part)`)."""
+        ...
+
+    def hold(self, trace_hex: str, span_hex: str, key: tuple[int, int]) -> None: ...
+    def take_held(self, trace_hex: str, span_hex: str) -> tuple[int, int] | None: ...
+    def released(self, key: tuple[int, int], held: tuple[bytes, bytes, bytes]) -> None: ...
+    def scored(self, trace_hex: str) -> None: ...
+
+
 @record  # built for every scored trace: a frozen dataclass's __init__ cost 4x as much
 class ReadyTrace:
     """A trace whose runs are due to be scored."""
@@ -101,6 +118,9 @@ class AssemblerHooks:
     """False when the export queue is full (receivers then push back)."""
     annotate: Callable[[bytes, Mapping[str, AttrValue]], bytes]
     """A held span's bytes with score attributes added, before it is forwarded."""
+    forward_tracked: Callable[[bytes, int, Any], bool] | None = None
+    """Like `forward`, for a body written ahead in storage: the token names its parts, and
+    the exporter reports it back once they are delivered (None without storage)."""
     agent_candidates: CandidateRule | None = None
     """Spans `agent_name` can say yes to (a superset, tested by the scanner): the others are
     never asked. None asks of every span."""
@@ -113,3 +133,5 @@ class Ingest:
     accepted: int = 0
     rejected: int = 0
     problems: list[str] = field(default_factory=list)
+    committed: Awaitable[None] | None = None
+    """With storage: done once the request is on disk; receivers answer after it."""

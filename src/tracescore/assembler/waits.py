@@ -16,6 +16,7 @@ import collections
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from tracescore.assembler._wire import Held, frame_request
 from tracescore.assembler.contracts import Pending
@@ -44,6 +45,7 @@ class _Wait:
     held: Held | None  # None in fanout mode: the Pending emits its own span
     nbytes: int
     deadline: float
+    key: Any = None  # the held span's key in storage, when it was written ahead
 
 
 class Waits:
@@ -55,14 +57,17 @@ class Waits:
         annotate: Annotate,
         clock: Callable[[], float],
         account: Callable[[int, int], None],
+        released: Callable[[Any, Held], None] | None = None,
     ) -> None:
         """Args:
         outbox: where released spans are forwarded (the assembler's own).
         annotate: adds attributes to a serialized span (the assembler's hook).
         clock: the assembler's monotonic clock; deadlines are on it.
         account: `account(spans, nbytes)` adds to the assembler's buffered counts.
+        released: `released(key, span)` writes a released span ahead (storage's hook).
         """
         self._outbox = outbox
+        self._released = released
         self._annotate = annotate
         self._clock = clock
         self._account = account
@@ -72,16 +77,18 @@ class Waits:
     def __len__(self) -> int:
         return len(self._waits)
 
-    def park(self, pending: Pending, held: Held | None) -> bool:
-        """Keep `held` until `pending` is done or its wait ends; False when already done."""
+    def park(self, pending: Pending, held: Held | None, key: Any = None) -> bool:
+        """Keep `held` until `pending` is done or its wait ends; False when already done.
+
+        `key` names the held span in storage (None when storage is off)."""
         if pending.done():
             return False
         nbytes = pending.nbytes + (sum(map(len, held)) if held is not None else 0)
-        key = self._next
+        number = self._next
         self._next += 1
-        self._waits[key] = _Wait(pending, held, nbytes, self._clock() + pending.wait)
+        self._waits[number] = _Wait(pending, held, nbytes, self._clock() + pending.wait, key)
         self._account(1, nbytes)
-        pending.add_done_callback(lambda: self._wake(key))
+        pending.add_done_callback(lambda: self._wake(number))
         return True
 
     def release_expired(self, now: float) -> int:
@@ -111,6 +118,7 @@ class Waits:
         if not waits:
             return
         released: list[Held] = []
+        keys: list[Any] = []
         for wait in waits:
             self._account(-1, -wait.nbytes)
             try:
@@ -119,6 +127,10 @@ class Waits:
                 log.exception("finishing the attributes of a waiting span failed; sent without")
                 attributes = {}
             if wait.held is not None:
-                released.append(annotated(wait.held, attributes, self._annotate))
+                span = annotated(wait.held, attributes, self._annotate)
+                released.append(span)
+                if wait.key is not None and self._released is not None:
+                    self._released(wait.key, span)
+                    keys.append(wait.key)
         if released:
-            self._outbox.send(frame_request(released), len(released))
+            self._outbox.send(frame_request(released), len(released), tuple(keys) or None)

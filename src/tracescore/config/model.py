@@ -28,6 +28,7 @@ from tracescore.judges.base import JudgeScorerBase
 from tracescore.judges.endpoint import ResolvedEndpoint
 from tracescore.scorers.base import ScorerBase
 from tracescore.scorers.registry import AnyScorer
+from tracescore.storage.config import StorageSettings
 
 __all__ = [
     "CHECKS_NOTHING",
@@ -197,6 +198,8 @@ class Config(_Frozen):
     judge: JudgeSettings | None = None
     annotations: AnnotationsSettings = Field(default_factory=AnnotationsSettings)
     """Scores sent to viewers' own annotation APIs (Phoenix), beside attributes and events."""
+    storage: StorageSettings | None = None
+    """Write-ahead storage of what tracescore serve holds (off when absent)."""
 
     @model_validator(mode="after")
     def scenario_names_are_unique(self) -> Config:

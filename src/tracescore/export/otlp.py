@@ -25,6 +25,8 @@ import logging
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 from google.protobuf.message import Message
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -87,6 +89,9 @@ class OtlpExporter:
         self._idle = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._closing = False
+        self.on_settled: Callable[[list[Any]], None] | None = None
+        """Storage's hook: the tokens of trace requests that left for good (delivered, or
+        dropped for a permanent cause); what is still queued at shutdown is not reported."""
 
     async def start(self) -> None:
         """Open the channel or session and start the background senders."""
@@ -151,7 +156,10 @@ class OtlpExporter:
         return not self._closing and self._queue.has_capacity()
 
     def submit_traces(
-        self, request: ExportTraceServiceRequest | bytes, spans: int | None = None
+        self,
+        request: ExportTraceServiceRequest | bytes,
+        spans: int | None = None,
+        token: Any = None,
     ) -> bool:
         """Enqueue; False when the queue is full (the caller answers with back-pressure).
 
@@ -159,8 +167,9 @@ class OtlpExporter:
             request: a request, or its serialized bytes (forwarded untouched, never re-parsed
                 when `spans` is given).
             spans: number of spans in it, counted from the request when omitted.
+            token: storage's name for the request, handed to `on_settled` once it settles.
         """
-        return self._submit("traces", request, spans)
+        return self._submit("traces", request, spans, token)
 
     def submit_logs(
         self, request: ExportLogsServiceRequest | bytes, records: int | None = None
@@ -176,20 +185,23 @@ class OtlpExporter:
 
     # -- queue ----------------------------------------------------------------------------
 
-    def _submit(self, signal: str, request: Message | bytes, count: int | None) -> bool:
+    def _submit(
+        self, signal: str, request: Message | bytes, count: int | None, token: Any = None
+    ) -> bool:
         if self._closing:
             return False
         if signal not in self._routes:
             return True  # turned off: nothing to deliver, nothing lost
         body = request if isinstance(request, bytes) else request.SerializeToString()
         if not body:
+            self._settled([token] if token is not None else [])
             return True  # an empty request carries nothing to deliver
         if count is None:
             count = count_items(signal, request)
         if signal in self._refused:
             self._count_drop(signal, semconv.DROP_EXPORT_UNSUPPORTED, count)
             return True
-        if not self._queue.put(signal, body, count):
+        if not self._queue.put(signal, body, count, token):
             return False
         self.telemetry.set_export_queue(self._queue.items, self._queue.bytes)
         self._notify()
@@ -272,7 +284,12 @@ class OtlpExporter:
         if signal not in self._refused:
             self._refused[signal] = refuse_signal(signal, endpoint, result.cause, result.message)
 
+    def _settled(self, tokens: list[Any]) -> None:
+        if tokens and self.on_settled is not None:
+            self.on_settled(tokens)
+
     def _delivered(self, item: Batch, result: Attempt) -> None:
+        self._settled(item.tokens)
         if item.signal != "traces":
             if result.rejected:
                 log.warning(
@@ -295,6 +312,13 @@ class OtlpExporter:
             )
 
     def _drop(self, item: Batch, reason: str, message: str) -> None:
+        if item.tokens and self.on_settled is not None and reason == semconv.DROP_SHUTDOWN:
+            # Written ahead in storage: the next start sends it, nothing is lost.
+            log.info(
+                "export: %d spans kept in storage for the next start (%s)", item.count, message
+            )
+            return
+        self._settled(item.tokens)
         first = not any(why == reason and sig == item.signal for sig, why in self.dropped)
         self._count_drop(item.signal, reason, item.count)
         # Once per signal and reason (the count keeps the rest): a dead endpoint drops the same

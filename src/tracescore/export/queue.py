@@ -11,7 +11,8 @@ from __future__ import annotations
 import collections
 import itertools
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from google.protobuf.message import Message
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -42,6 +43,8 @@ class Batch:
     count: int
     """Spans, log records or data points in the body."""
     seq: int = 0
+    tokens: list[Any] = field(default_factory=list)
+    """What storage wrote ahead for the requests in it: reported back once it settles."""
 
 
 class ExportQueue:
@@ -69,7 +72,7 @@ class ExportQueue:
         """Room for at least one more request."""
         return self.items < self.max_items and self.bytes < self.max_bytes
 
-    def put(self, signal: str, body: bytes, count: int) -> bool:
+    def put(self, signal: str, body: bytes, count: int, token: Any = None) -> bool:
         """Enqueue; False when full by requests or bytes.
 
         A request larger than the whole byte budget still enters an empty queue, else it could
@@ -80,7 +83,8 @@ class ExportQueue:
                 self.items and self.bytes + len(body) > self.max_bytes
             ):
                 return False
-            self._queues[signal].append(Batch(signal, body, count, next(self._seq)))
+            tokens = [] if token is None else [token]
+            self._queues[signal].append(Batch(signal, body, count, next(self._seq), tokens))
             self.items += 1
             self.bytes += len(body)
             return True
@@ -94,16 +98,19 @@ class ExportQueue:
             queue = min(heads, key=lambda q: q[0].seq)
             first = queue.popleft()
             parts, count, size = [first.body], first.count, len(first.body)
+            tokens = first.tokens
             while queue and size + len(queue[0].body) <= self.max_batch_bytes:
                 nxt = queue.popleft()
                 parts.append(nxt.body)
                 count += nxt.count
                 size += len(nxt.body)
+                if nxt.tokens:
+                    tokens = tokens + nxt.tokens
             self.items -= len(parts)
             self.bytes -= size
             self.in_flight += 1
         body = parts[0] if len(parts) == 1 else b"".join(parts)
-        return Batch(first.signal, body, count, first.seq)
+        return Batch(first.signal, body, count, first.seq, tokens)
 
     def done(self) -> None:
         """One taken batch is finished (delivered or dropped)."""

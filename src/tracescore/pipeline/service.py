@@ -37,6 +37,7 @@ from tracescore.pipeline.scoring import (
     may_match,
 )
 from tracescore.receiver import GrpcReceiver, HttpReceiver
+from tracescore.storage import Journal
 
 if TYPE_CHECKING:
     from tracescore.judges.live import LiveJudges
@@ -83,6 +84,9 @@ class Pipeline:
             assert config.exporter is not None
             exporter = OtlpExporter(config.exporter, self.telemetry)
         self.exporter = exporter
+        self.storage = Journal(config.storage) if config.storage is not None else None
+        if self.storage is not None:
+            exporter.on_settled = self.storage.settled
         secrets = secrets or ServeSecrets()
         fanout = config.mode == "fanout"
         self._logs = Outbox(lambda body, n: exporter.submit_logs(body, n), self.telemetry)
@@ -120,6 +124,7 @@ class Pipeline:
             wants=may_match(config),
             score=scorer.score_traces,
             forward=lambda body, n: exporter.submit_traces(body, n),
+            forward_tracked=lambda body, n, token: exporter.submit_traces(body, n, token),
             downstream_ready=exporter.has_capacity,
             annotate=annotate_span_bytes,
             agent_candidates=AGENT_CANDIDATES,
@@ -130,6 +135,7 @@ class Pipeline:
             self.telemetry,
             mode=config.mode,
             scoring=bool(config.scenarios),
+            journal=self.storage,
         )
         grace = config.service.shutdown_grace_period
         drain = min(2.0, grace / 4)
@@ -167,6 +173,8 @@ class Pipeline:
         if self.judges is not None:
             await self.judges.start()
         try:
+            if self.storage is not None:
+                self._recover(self.storage)
             if self.grpc is not None:
                 port = await self.grpc.start()
                 log.debug("otlp/grpc receiver bound to port %d", port)
@@ -235,7 +243,24 @@ class Pipeline:
         for (signal, reason), n in self.exporter.dropped.items():
             if reason == semconv.DROP_SHUTDOWN:
                 lost[_ITEMS[signal]] += n
+        if self.storage is not None:
+            await self.storage.close()
         self._stopped = True
+
+    def _recover(self, storage: Journal) -> None:
+        """Replay what an earlier process left in storage, before any receiver opens."""
+        left = storage.recover()
+        storage.start()
+        for recovered in left:
+            storage.resume(recovered)
+            self.assembler.restore(recovered.request, recovered.parts, recovered.released)
+            storage.resumed()
+        if left:
+            log.info(
+                "storage: %d request(s) replayed; %d trace(s) buffered for scoring",
+                len(left),
+                self.assembler.runs,
+            )
 
     async def _loop(self, interval: float, step: Callable[[], object]) -> None:
         while True:
@@ -273,6 +298,8 @@ class Pipeline:
 
     def check_capacity(self) -> None:
         """Raise OverloadedError when receivers must answer with a retryable status."""
+        if self.storage is not None:
+            self.storage.check_capacity()
         self.assembler.check_capacity()
 
     def scan(self, body: bytes) -> Grouped:
@@ -285,8 +312,12 @@ class Pipeline:
         body: bytes | None,
         scanned: Grouped | None = None,
     ) -> Ingest:
-        """Hand a request (or the checked bytes of one, maybe scanned) to the assembler."""
-        return self.assembler.consume(request, body, scanned)
+        """Hand a request (or the checked bytes of one, maybe scanned) to the assembler; with
+        storage, the result's `committed` is done once the request is on disk."""
+        result = self.assembler.consume(request, body, scanned)
+        if self.storage is not None and result.accepted:
+            result.committed = self.storage.commit()
+        return result
 
     def is_ready(self) -> bool:
         """Started, not shutting down, and no exporter failing for too long."""

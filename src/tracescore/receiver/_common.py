@@ -7,7 +7,7 @@ import hmac
 import math
 import ssl
 import zlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any, Protocol
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -28,6 +28,7 @@ __all__ = [
     "bearer_ok",
     "check_and_consume",
     "check_protobuf",
+    "committed",
     "decompress",
     "partial_message",
     "retry_after_seconds",
@@ -86,6 +87,14 @@ class ServiceStatus(Protocol):
 
 class BodyTooLargeError(InputError):
     """A request body over the receiver's limit, before or after decompression."""
+
+
+async def committed(result: ConsumeResult) -> None:
+    """Wait until the request is on disk when storage is on (the result's `committed`): a
+    request is answered OK only once a crash can no longer lose it."""
+    waiter: Awaitable[None] | None = getattr(result, "committed", None)
+    if waiter is not None:
+        await waiter
 
 
 def bearer_ok(header: str | None, token: str | None) -> bool:

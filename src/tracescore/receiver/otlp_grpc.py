@@ -22,6 +22,7 @@ from tracescore.receiver._common import (
     TraceConsumer,
     bearer_ok,
     check_and_consume,
+    committed,
     retry_delay,
     success_response,
 )
@@ -123,6 +124,7 @@ class GrpcReceiver:
         try:
             self._consumer.check_capacity()
             result = await check_and_consume(self._consumer, body)
+            await committed(result)
         except OverloadedError as exc:
             seconds = retry_delay(exc)
             details = _status.status_proto(_status.UNAVAILABLE, f"overloaded: {exc}", seconds)

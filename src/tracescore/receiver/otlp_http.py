@@ -30,6 +30,7 @@ from tracescore.receiver._common import (
     TraceConsumer,
     bearer_ok,
     check_and_consume,
+    committed,
     decompress,
     retry_after_seconds,
     server_ssl_context,
@@ -160,6 +161,7 @@ class HttpReceiver:
                 result = self._consumer.consume(parsed, None)
             else:
                 result = await check_and_consume(self._consumer, body)
+            await committed(result)
         except BodyTooLargeError as exc:
             return _too_large(encoding, str(exc))
         except InputError as exc:

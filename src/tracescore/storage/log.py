@@ -1,0 +1,300 @@
+"""An append-only log in segment files, each record framed with its length and a CRC.
+
+Records are appended on the event loop into memory; one committer thread writes them and
+fsyncs (group commit: every record appended while one fsync runs goes out with the next).
+`commit()` returns a future resolved once everything appended so far is on disk. A segment
+file is closed past `segment_bytes`; the oldest segments are deleted once the caller says
+nothing in them is needed (`release_through`).
+
+Why a file of our own and not sqlite3 or a library queue: a request is written once and read
+only after a crash, so an append and an fdatasync are all it needs; the record layout is
+simple enough to check with a CRC and to resynchronise on after damage.
+
+Frame: `<u32 payload length><u32 crc32 of kind byte + payload><u8 kind><payload>`, after an
+8-byte magic at the start of each segment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import struct
+import threading
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tracescore.errors import OverloadedError
+
+__all__ = ["HEADER", "MAGIC", "Damage", "SegmentLog", "frame", "read_segment"]
+
+log = logging.getLogger(__name__)
+
+MAGIC = b"TSWAL01\n"
+HEADER = struct.Struct("<IIB")
+_SUFFIX = ".wal"
+# No record is larger than a request body (max_body_size, 64 MiB at most in practice) plus
+# its index: a length above this is damage, not data.
+_MAX_RECORD = 1 << 30
+
+
+def frame(kind: int, payload: bytes) -> bytes:
+    """One record as it goes on disk."""
+    crc = zlib.crc32(payload, zlib.crc32(bytes((kind,))))
+    return HEADER.pack(len(payload), crc, kind) + payload
+
+
+@dataclass(slots=True)
+class Damage:
+    """What a scan could not read: regions skipped, their bytes, the files they were in."""
+
+    regions: int = 0
+    bytes: int = 0
+    files: list[str] = field(default_factory=list)
+
+
+def read_segment(data: bytes, damage: Damage, name: str) -> Iterator[tuple[int, bytes]]:
+    """Yield `(kind, payload)` of each intact record; count what is not in `damage`.
+
+    A record whose header or CRC does not check (a torn write at the tail, or damage in the
+    middle) is skipped by searching forward for the next frame whose CRC checks, so what
+    follows a damaged record is still recovered.
+    """
+    pos = len(MAGIC) if data.startswith(MAGIC) else 0
+    if pos == 0 and data:
+        damage.regions += 1
+        damage.bytes += len(data)
+        damage.files.append(name)
+        return
+    end = len(data)
+    bad_from = -1
+    while pos < end:
+        ok = False
+        if pos + HEADER.size <= end:
+            length, crc, kind = HEADER.unpack_from(data, pos)
+            stop = pos + HEADER.size + length
+            if length <= _MAX_RECORD and stop <= end:
+                payload = data[pos + HEADER.size : stop]
+                ok = zlib.crc32(payload, zlib.crc32(bytes((kind,)))) == crc
+        if ok:
+            if bad_from >= 0:
+                _damaged(damage, name, pos - bad_from)
+                bad_from = -1
+            yield kind, payload
+            pos = stop
+            continue
+        if bad_from < 0:
+            bad_from = pos
+        pos += 1
+    if bad_from >= 0:
+        _damaged(damage, name, end - bad_from)
+
+
+def _damaged(damage: Damage, name: str, nbytes: int) -> None:
+    damage.regions += 1
+    damage.bytes += nbytes
+    if name not in damage.files:
+        damage.files.append(name)
+
+
+class SegmentLog:
+    """Segment files `<n>.wal` in one folder; appends from the event loop, one writer thread."""
+
+    def __init__(self, directory: Path, segment_bytes: int, sync_interval: float = 0.0) -> None:
+        """Args:
+        directory: the folder (created if missing).
+        segment_bytes: a segment is closed once it is this large.
+        sync_interval: seconds the committer waits to gather records before each fsync (0:
+            sync at once; records appended meanwhile share the next fsync).
+        """
+        self.directory = directory
+        self.segment_bytes = segment_bytes
+        self.sync_interval = sync_interval
+        directory.mkdir(parents=True, exist_ok=True)
+        self.sizes: dict[int, int] = {n: p.stat().st_size for n, p in self._segments()}
+        self.segment = max(self.sizes, default=0)  # appends go to a new segment after these
+        self._rotate()
+        self._lock = threading.Condition()
+        self._pending: list[tuple[int, bytes]] = []
+        self._appended = 0  # records appended
+        self._durable = 0  # records on disk
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._closing = False
+        self.failure: OverloadedError | None = None
+        self.syncs = 0
+        self.sync_seconds = 0.0
+
+    # -- reading (before start) ------------------------------------------------------------
+
+    def _segments(self) -> list[tuple[int, Path]]:
+        found = []
+        for path in self.directory.glob(f"*{_SUFFIX}"):
+            stem = path.name[: -len(_SUFFIX)]
+            if stem.isdigit():
+                found.append((int(stem), path))
+        return sorted(found)
+
+    def path(self, segment: int) -> Path:
+        """The file of segment `segment`."""
+        return self.directory / f"{segment:08d}{_SUFFIX}"
+
+    def scan(self, damage: Damage) -> Iterator[tuple[int, int, bytes]]:
+        """`(segment, kind, payload)` of every intact record left by earlier processes."""
+        for number, path in self._segments():
+            if number >= self.segment:
+                break
+            for kind, payload in read_segment(path.read_bytes(), damage, path.name):
+                yield number, kind, payload
+
+    # -- appending -------------------------------------------------------------------------
+
+    @property
+    def disk_bytes(self) -> int:
+        """Bytes in segment files, counting what is appended but not yet written."""
+        return sum(self.sizes.values())
+
+    def start(self) -> None:
+        """Start the committer thread (on the running event loop)."""
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.Thread(
+            target=self._commit_loop, name="tracescore-wal", daemon=True
+        )
+        self._thread.start()
+
+    def append(self, kind: int, payload: bytes) -> int:
+        """Queue one record for the committer; returns the segment it goes to."""
+        data = frame(kind, payload)
+        size = self.sizes[self.segment]
+        if size + len(data) > self.segment_bytes and size > len(MAGIC):
+            self._rotate()
+        segment = self.segment
+        self.sizes[segment] += len(data)
+        with self._lock:
+            self._pending.append((segment, data))
+            self._appended += 1
+            self._lock.notify()
+        return segment
+
+    def _rotate(self) -> None:
+        self.segment += 1
+        self.sizes[self.segment] = len(MAGIC)
+
+    def commit(self) -> asyncio.Future[None]:
+        """A future resolved once every record appended so far is on disk.
+
+        It fails with OverloadedError (receivers answer with a retryable status) once a write
+        or fsync failed."""
+        assert self._loop is not None, "start() first"
+        future: asyncio.Future[None] = self._loop.create_future()
+        if self.failure is not None:
+            future.set_exception(self.failure)
+        elif self._durable >= self._appended:
+            future.set_result(None)
+        else:
+            self._waiters.append((self._appended, future))
+        return future
+
+    def release_through(self, segment: int) -> int:
+        """Delete every closed segment numbered up to `segment`; returns bytes freed."""
+        freed = 0
+        for number in sorted(self.sizes):
+            if number > segment or number >= self.segment:
+                break
+            freed += self.sizes.pop(number)
+            try:
+                self.path(number).unlink()
+            except FileNotFoundError:
+                pass  # never written: every record in it was appended and released at once
+            except OSError as exc:
+                log.warning("storage: could not delete %s: %s", self.path(number), exc)
+        return freed
+
+    async def close(self, timeout: float = 5.0) -> None:
+        """Write and sync what is pending, then stop the committer."""
+        with self._lock:
+            self._closing = True
+            self._lock.notify()
+        thread = self._thread
+        if thread is not None:
+            await asyncio.get_running_loop().run_in_executor(None, thread.join, timeout)
+        self._thread = None
+
+    # -- the committer thread --------------------------------------------------------------
+
+    def _commit_loop(self) -> None:
+        fd = -1
+        fd_segment = -1
+        while True:
+            with self._lock:
+                while not self._pending and not self._closing:
+                    self._lock.wait()
+                if not self._pending and self._closing:
+                    break
+            if self.sync_interval > 0 and not self._closing:
+                time.sleep(self.sync_interval)
+            with self._lock:
+                chunks, self._pending = self._pending, []
+                target = self._appended
+            try:
+                fd, fd_segment = self._write(chunks, fd, fd_segment)
+                t0 = time.perf_counter()
+                os.fdatasync(fd)
+                self.sync_seconds += time.perf_counter() - t0
+                self.syncs += 1
+            except OSError as exc:
+                self._failed(exc)
+                break
+            self._durable = target
+            assert self._loop is not None
+            self._loop.call_soon_threadsafe(self._resolve)
+        if fd >= 0:
+            os.close(fd)
+
+    def _write(self, chunks: list[tuple[int, bytes]], fd: int, fd_segment: int) -> tuple[int, int]:
+        for segment, data in chunks:
+            if segment != fd_segment:
+                if fd >= 0:
+                    os.fdatasync(fd)
+                    os.close(fd)
+                fd = os.open(self.path(segment), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                fd_segment = segment
+                os.write(fd, MAGIC)
+                self._sync_directory()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        return fd, fd_segment
+
+    def _sync_directory(self) -> None:
+        # A new file's name is durable only once its folder is synced.
+        dir_fd = os.open(self.directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+    def _failed(self, exc: OSError) -> None:
+        # After a failed fsync the file's state is unknown: no later write is trusted.
+        self.failure = OverloadedError(f"storage: writing {self.directory} failed: {exc}")
+        log.error("%s; requests are refused until restart", self.failure)
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self._resolve)
+
+    def _resolve(self) -> None:
+        durable, failure = self._durable, self.failure
+        keep: list[tuple[int, asyncio.Future[None]]] = []
+        for target, future in self._waiters:
+            if future.done():
+                continue
+            if target <= durable:
+                future.set_result(None)
+            elif failure is not None:
+                future.set_exception(failure)
+            else:
+                keep.append((target, future))
+        self._waiters = keep
