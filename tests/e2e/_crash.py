@@ -53,7 +53,9 @@ class RunMaker:
                 "gen_ai.agent.name": AGENT,
                 "gen_ai.input.messages": json.dumps(prompt),
             }
-            with self._tracer.start_as_current_span(f"invoke_agent {AGENT}", attributes=agent_attrs):
+            with self._tracer.start_as_current_span(
+                f"invoke_agent {AGENT}", attributes=agent_attrs
+            ):
                 chat = {
                     "gen_ai.operation.name": "chat",
                     "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": call}]),
@@ -65,7 +67,9 @@ class RunMaker:
                     "gen_ai.tool.name": "get_weather",
                     "gen_ai.tool.call.id": f"c{n}",
                 }
-                with self._tracer.start_as_current_span("execute_tool get_weather", attributes=tool):
+                with self._tracer.start_as_current_span(
+                    "execute_tool get_weather", attributes=tool
+                ):
                     pass
                 with self._tracer.start_as_current_span(
                     "chat gpt-4.1", attributes={"gen_ai.operation.name": "chat"}

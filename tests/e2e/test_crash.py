@@ -74,7 +74,8 @@ class Harness:
         return self.serve
 
     def kill(self) -> None:
-        assert self.serve is not None and self.serve.process is not None
+        assert self.serve is not None
+        assert self.serve.process is not None
         self.serve.process.send_signal(signal.SIGKILL)
         self.serve.process.wait(10)
         self.kills.append(time.monotonic())
@@ -106,7 +107,9 @@ def _crash_rounds(harness: Harness, kills: int, rng: random.Random) -> Counter[s
         delay = rng.uniform(0.2, 1.6)
         time.sleep(delay)
         harness.kill()
-        kinds["downstream down" if down else "mid-decision-wait" if delay < 0.7 else "mid-load"] += 1
+        kinds[
+            "downstream down" if down else "mid-decision-wait" if delay < 0.7 else "mid-load"
+        ] += 1
     return kinds
 
 
@@ -140,10 +143,9 @@ def test_sigkill_with_storage_loses_nothing_answered_ok(tmp_path: Path) -> None:
     for export in clean:
         for span in export.spans:
             if delivered[span] != 1:
-                assert delivered[span] == 2 and harness.in_settle_window(span), (
-                    f"span {span.hex()} answered OK (no kill during its export) "
-                    f"arrived {delivered[span]} times"
-                )
+                problem = f"span {span.hex()} answered OK arrived {delivered[span]} times"
+                assert delivered[span] == 2, problem
+                assert harness.in_settle_window(span), problem
                 window_repeats += 1
     for export in acked:  # an export call a kill interrupted may be retried by the SDK
         for span in export.spans:
@@ -214,11 +216,15 @@ def test_sigkill_without_storage_loses_held_and_queued_spans(tmp_path: Path) -> 
     agents = {s for e in held + queued if e.agent for s in e.spans}
     queued_children = {s for e in queued if not e.agent for s in e.spans}
     arrived = set(sink.arrivals)
-    assert len(agents) >= 20 and not agents & arrived, "every held agent span is lost"
-    assert len(queued_children) >= 30 and not queued_children & arrived, "the queue is lost"
+    assert len(agents) >= 20
+    assert not agents & arrived, "every held agent span is lost"
+    assert len(queued_children) >= 30
+    assert not queued_children & arrived, "the export queue is lost"
     assert all(len(sink.arrivals[s]) == 1 for s in children), "what was delivered stays"
-    print(f"\nwithout storage: 2 SIGKILLs lost {len(agents)} held agent spans and "
-          f"{len(queued_children)} queued spans, all answered OK")
+    print(
+        f"\nwithout storage: 2 SIGKILLs lost {len(agents)} held agent spans and "
+        f"{len(queued_children)} queued spans, all answered OK"
+    )
 
 
 def test_the_same_kills_with_storage_lose_nothing(tmp_path: Path) -> None:

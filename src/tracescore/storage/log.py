@@ -125,6 +125,8 @@ class SegmentLog:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._closing = False
+        self._fd = -1  # the committer's open segment
+        self._fd_segment = -1
         self.failure: OverloadedError | None = None
         self.syncs = 0
         self.sync_seconds = 0.0
@@ -227,8 +229,6 @@ class SegmentLog:
     # -- the committer thread --------------------------------------------------------------
 
     def _commit_loop(self) -> None:
-        fd = -1
-        fd_segment = -1
         while True:
             with self._lock:
                 while not self._pending and not self._closing:
@@ -241,9 +241,9 @@ class SegmentLog:
                 chunks, self._pending = self._pending, []
                 target = self._appended
             try:
-                fd, fd_segment = self._write(chunks, fd, fd_segment)
+                self._write(chunks)
                 t0 = time.perf_counter()
-                os.fdatasync(fd)
+                os.fdatasync(self._fd)
                 self.sync_seconds += time.perf_counter() - t0
                 self.syncs += 1
             except OSError as exc:
@@ -252,23 +252,28 @@ class SegmentLog:
             self._durable = target
             assert self._loop is not None
             self._loop.call_soon_threadsafe(self._resolve)
-        if fd >= 0:
-            os.close(fd)
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
-    def _write(self, chunks: list[tuple[int, bytes]], fd: int, fd_segment: int) -> tuple[int, int]:
+    def _write(self, chunks: list[tuple[int, bytes]]) -> None:
         for segment, data in chunks:
-            if segment != fd_segment:
-                if fd >= 0:
-                    os.fdatasync(fd)
-                    os.close(fd)
-                fd = os.open(self.path(segment), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-                fd_segment = segment
-                os.write(fd, MAGIC)
+            if segment != self._fd_segment:
+                if self._fd >= 0:
+                    fd, self._fd = self._fd, -1
+                    try:
+                        os.fdatasync(fd)
+                    finally:
+                        os.close(fd)
+                self._fd = os.open(
+                    self.path(segment), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
+                )
+                self._fd_segment = segment
+                os.write(self._fd, MAGIC)
                 self._sync_directory()
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view) :]
-        return fd, fd_segment
+                view = view[os.write(self._fd, view) :]
 
     def _sync_directory(self) -> None:
         # A new file's name is durable only once its folder is synced.
