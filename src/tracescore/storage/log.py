@@ -17,6 +17,7 @@ Frame: `<u32 payload length><u32 crc32 of kind byte + payload><u8 kind><payload>
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import os
 import struct
@@ -100,6 +101,10 @@ def _damaged(damage: Damage, name: str, nbytes: int) -> None:
         damage.files.append(name)
 
 
+def _segment_of(pending: tuple[int, int, bytes]) -> int:
+    return pending[0]
+
+
 class SegmentLog:
     """Segment files `<n>.wal` in one folder; appends from the event loop, one writer thread."""
 
@@ -118,7 +123,7 @@ class SegmentLog:
         self.segment = max(self.sizes, default=0)  # appends go to a new segment after these
         self._rotate()
         self._lock = threading.Condition()
-        self._pending: list[tuple[int, bytes]] = []
+        self._pending: list[tuple[int, int, bytes]] = []  # segment, kind, payload
         self._appended = 0  # records appended
         self._durable = 0  # records on disk
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
@@ -170,14 +175,16 @@ class SegmentLog:
 
     def append(self, kind: int, payload: bytes) -> int:
         """Queue one record for the committer; returns the segment it goes to."""
-        data = frame(kind, payload)
+        # Framed (CRC and copy) by the committer thread: zlib.crc32 lets go of the GIL, so a
+        # large request's CRC does not hold up the event loop.
+        nbytes = HEADER.size + len(payload)
         size = self.sizes[self.segment]
-        if size + len(data) > self.segment_bytes and size > len(MAGIC):
+        if size + nbytes > self.segment_bytes and size > len(MAGIC):
             self._rotate()
         segment = self.segment
-        self.sizes[segment] += len(data)
+        self.sizes[segment] += nbytes
         with self._lock:
-            self._pending.append((segment, data))
+            self._pending.append((segment, kind, payload))
             self._appended += 1
             self._lock.notify()
         return segment
@@ -256,8 +263,9 @@ class SegmentLog:
             os.close(self._fd)
             self._fd = -1
 
-    def _write(self, chunks: list[tuple[int, bytes]]) -> None:
-        for segment, data in chunks:
+    def _write(self, chunks: list[tuple[int, int, bytes]]) -> None:
+        for segment, run in itertools.groupby(chunks, key=_segment_of):
+            data = b"".join(frame(kind, payload) for _, kind, payload in run)
             if segment != self._fd_segment:
                 if self._fd >= 0:
                     fd, self._fd = self._fd, -1

@@ -1,0 +1,223 @@
+"""The journal with a real assembler: what a crashed process left is replayed, nothing twice.
+
+A "crash" here is dropping the assembler and journal after their records are on disk, without
+any shutdown; a new journal on the same folder then recovers, as `serve` does at start-up.
+The exporter is the only stand-in: tracked forwards are captured with their tokens, and the
+test says which of them the downstream acknowledged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from support.agent_spans import agent_run
+from support.agent_spans import request as make_request
+from support.otlp_sink import attrs
+from tracescore.assembler import Assembler, AssemblerHooks, Outbox, ReadyTrace
+from tracescore.config import parse_config
+from tracescore.export.metrics import Telemetry
+from tracescore.export.spans import annotate_span_bytes
+from tracescore.pipeline.scoring import RunScorer, agent_name, key_filter, may_match
+from tracescore.storage import Journal, StorageSettings
+
+SHOP = """
+scenarios:
+  - name: shop
+    match: {agent: shop_agent}
+    gates:
+      - {type: called_tool, tool: get_weather}
+assembly: {decision_wait: 1s}
+"""
+
+
+class Node:
+    """One process's assembler and journal on `folder`; forwards captured with tokens."""
+
+    def __init__(self, folder: Path, yaml: str = SHOP) -> None:
+        self.config = parse_config(yaml)
+        self.telemetry = Telemetry()
+        self.now = 0.0
+        self.sent: list[tuple[bytes, int, Any]] = []
+        self.scored: list[ReadyTrace] = []
+        self.journal = Journal(StorageSettings(directory=str(folder)))
+        logs = Outbox(lambda b, n: True, self.telemetry)
+        scorer = RunScorer(self.config, self.telemetry, logs, None)
+
+        def score(readies: list[ReadyTrace]):  # type: ignore[no-untyped-def]
+            self.scored.extend(readies)
+            return scorer.score_traces(readies)
+
+        hooks = AssemblerHooks(
+            keep_key=key_filter(self.config),
+            agent_name=agent_name,
+            wants=may_match(self.config),
+            score=score,
+            forward=lambda body, n: self.sent.append((body, n, None)) is None,
+            forward_tracked=lambda body, n, token: self.sent.append((body, n, token)) is None,
+            downstream_ready=lambda: True,
+            annotate=annotate_span_bytes,
+        )
+        self.assembler = Assembler(
+            self.config.assembly,
+            hooks,
+            self.telemetry,
+            scoring=bool(self.config.scenarios),
+            clock=lambda: self.now,
+            journal=self.journal,
+        )
+
+    async def start(self) -> int:
+        """Recover what is on disk (as the pipeline does); returns requests replayed."""
+        left = self.journal.recover()
+        self.journal.start()
+        for recovered in left:
+            self.journal.resume(recovered)
+            self.assembler.restore(recovered.request, recovered.parts, recovered.released)
+            self.journal.resumed()
+        return len(left)
+
+    async def send(self, spans: list[Span]) -> None:
+        self.assembler.consume(None, make_request(spans).SerializeToString())
+        await self.journal.commit()
+
+    def deliver(self) -> list[Span]:
+        """The downstream acknowledges everything sent so far; returns its spans."""
+        out = []
+        for body, _, token in self.sent:
+            out.extend(_spans(body))
+            if token is not None:
+                self.journal.settled([token])
+        self.sent = []
+        return out
+
+    async def crash(self) -> None:
+        """Everything written is on disk; then the process is gone without a shutdown."""
+        await self.journal.commit()
+        await self.journal.close()
+
+    def tick(self, at: float) -> None:
+        self.now = at
+        self.assembler.tick()
+
+
+def _spans(body: bytes) -> Iterator[Span]:
+    req = ExportTraceServiceRequest.FromString(body)
+    return (s for rs in req.resource_spans for ss in rs.scope_spans for s in ss.spans)
+
+
+def test_a_held_agent_span_survives_a_crash_and_is_scored_from_replayed_children(
+    tmp_path: Path,
+) -> None:
+    run = agent_run(seed=1)
+
+    async def main() -> None:
+        first = Node(tmp_path)
+        await first.start()
+        await first.send(run.children)
+        await first.send([run.agent])
+        delivered = first.deliver()
+        assert {s.span_id for s in delivered} == {s.span_id for s in run.children}
+        await first.crash()  # the agent span was held, waiting out decision_wait
+
+        second = Node(tmp_path)
+        assert await second.start() == 2
+        assert second.sent == [], "children were delivered: not sent again"
+        second.tick(2.0)
+        (agent,) = second.deliver()
+        assert agent.span_id == run.agent.span_id
+        found = attrs(agent.attributes)
+        assert found["eval.called_tool.score"] == 1.0, "scored from the replayed tool span"
+        assert found["tracescore.complete"] is True
+        await second.crash()
+
+        third = Node(tmp_path)
+        assert await third.start() == 0, "everything delivered and scored: nothing left"
+        assert third.sent == []
+        await third.crash()
+        assert len(list(tmp_path.glob("*.wal"))) <= 1, "segments of retired requests deleted"
+
+    asyncio.run(main())
+
+
+def test_a_forward_not_acknowledged_is_sent_again_once_and_then_never(tmp_path: Path) -> None:
+    run = agent_run(seed=2)
+
+    async def main() -> None:
+        first = Node(tmp_path)
+        await first.start()
+        await first.send(run.children)
+        await first.crash()  # the downstream never acknowledged the children
+
+        second = Node(tmp_path)
+        await second.start()
+        again = second.deliver()
+        assert sorted(s.span_id for s in again) == sorted(s.span_id for s in run.children)
+        await second.crash()  # acknowledged this time (the trace is still buffered)
+
+        third = Node(tmp_path)
+        assert await third.start() == 1, "its trace was not scored yet: kept to rebuild it"
+        assert third.deliver() == []
+        await third.crash()
+
+    asyncio.run(main())
+
+
+def test_a_released_span_not_yet_delivered_goes_out_as_scored_without_scoring_again(
+    tmp_path: Path,
+) -> None:
+    run = agent_run(seed=3)
+
+    async def main() -> None:
+        first = Node(tmp_path)
+        await first.start()
+        await first.send(run.spans)
+        first.deliver()  # the children
+        first.tick(2.0)  # scored: the agent span is released with its scores ...
+        assert len(first.sent) == 1
+        await first.crash()  # ... and the crash came before the downstream acknowledged it
+
+        second = Node(tmp_path)
+        await second.start()
+        (agent,) = second.deliver()
+        assert attrs(agent.attributes)["eval.called_tool.score"] == 1.0
+        second.tick(10.0)
+        assert second.deliver() == [], "sent once"
+        # Its trace is rebuilt from the replayed request and scored again only for the
+        # metrics and events: the span itself is not sent twice.
+        await second.crash()
+
+    asyncio.run(main())
+
+
+def test_a_held_span_whose_run_cannot_be_scored_goes_out_marked_incomplete(
+    tmp_path: Path,
+) -> None:
+    run = agent_run(seed=4)
+
+    async def main() -> None:
+        first = Node(tmp_path)
+        await first.start()
+        await first.send(run.spans)
+        first.deliver()
+        await first.crash()
+
+        # Restarted without scenarios: nothing can score the run any more.
+        second = Node(tmp_path, yaml="assembly: {decision_wait: 1s}\n")
+        await second.start()
+        (agent,) = second.deliver()
+        assert agent.span_id == run.agent.span_id
+        assert attrs(agent.attributes) == {
+            **attrs(run.agent.attributes),
+            "tracescore.complete": False,
+        }
+        await second.crash()
+        third = Node(tmp_path)
+        assert await third.start() == 0
+
+    asyncio.run(main())
