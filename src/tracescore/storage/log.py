@@ -10,7 +10,7 @@ Why a file of our own and not sqlite3 or a library queue: a request is written o
 only after a crash, so an append and an fdatasync are all it needs; the record layout is
 simple enough to check with a CRC and to resynchronise on after damage.
 
-Frame: `<u32 payload length><u32 crc32 of kind byte + payload><u8 kind><payload>`, after an
+Frame: `<u32 payload length><u32 CRC32C of kind byte + payload><u8 kind><payload>`, after an
 8-byte magic at the start of each segment.
 """
 
@@ -23,10 +23,11 @@ import os
 import struct
 import threading
 import time
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import google_crc32c
 
 from tracescore.errors import OverloadedError
 
@@ -42,10 +43,15 @@ _SUFFIX = ".wal"
 _MAX_RECORD = 1 << 30
 
 
+def _checksum(kind: int, payload: bytes) -> int:
+    # CRC32C (hardware, google-crc32c): zlib.crc32 took 514 us per 320 KB request here, a
+    # quarter of what the rest of serve spends on it; CRC32C takes 54.
+    return int(google_crc32c.extend(google_crc32c.value(bytes((kind,))), payload))
+
+
 def frame(kind: int, payload: bytes) -> bytes:
     """One record as it goes on disk."""
-    crc = zlib.crc32(payload, zlib.crc32(bytes((kind,))))
-    return HEADER.pack(len(payload), crc, kind) + payload
+    return HEADER.pack(len(payload), _checksum(kind, payload), kind) + payload
 
 
 @dataclass(slots=True)
@@ -79,7 +85,7 @@ def read_segment(data: bytes, damage: Damage, name: str) -> Iterator[tuple[int, 
             stop = pos + HEADER.size + length
             if length <= _MAX_RECORD and stop <= end:
                 payload = data[pos + HEADER.size : stop]
-                ok = zlib.crc32(payload, zlib.crc32(bytes((kind,)))) == crc
+                ok = _checksum(kind, payload) == crc
         if ok:
             if bad_from >= 0:
                 _damaged(damage, name, pos - bad_from)
@@ -175,8 +181,7 @@ class SegmentLog:
 
     def append(self, kind: int, payload: bytes) -> int:
         """Queue one record for the committer; returns the segment it goes to."""
-        # Framed (CRC and copy) by the committer thread: zlib.crc32 lets go of the GIL, so a
-        # large request's CRC does not hold up the event loop.
+        # Framed (CRC and copies) by the committer thread, off the event loop.
         nbytes = HEADER.size + len(payload)
         size = self.sizes[self.segment]
         if size + nbytes > self.segment_bytes and size > len(MAGIC):
