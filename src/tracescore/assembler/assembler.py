@@ -21,7 +21,7 @@ import collections
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -35,7 +35,8 @@ from tracescore.assembler.contracts import (
     Reason,
 )
 from tracescore.assembler.outbox import Outbox
-from tracescore.assembler.waits import Pending, Waits, annotated
+from tracescore.assembler.replay import replay_parts
+from tracescore.assembler.waits import Pending, Waits
 from tracescore.config.serve import AssemblySettings
 from tracescore.errors import InputError, OverloadedError
 from tracescore.model.span import SpanRecord
@@ -403,36 +404,16 @@ class Assembler:
 
     def _resume(self, body: bytes, remove: dict[int, dict[int, set[int]]], accepted: int) -> None:
         assert self._restoring is not None
-        request, parts, released = self._restoring
-        rid = request.rid
-        for span in request.held:
-            i, j, k = span.index
-            remove.setdefault(i, {}).setdefault(j, set()).add(k)
-        cut: dict[tuple[int, int, int], Held] = {}
-        if remove:
-            body, cut = cut_spans(body, remove)
-        n = accepted - len(request.held)
-        if 0 in parts and n > 0:
-            self._outbox.send(body, n, ((rid, 0),))
-        out: list[Held] = []
-        keys: list[Any] = []
-        for part, span in enumerate(request.held, 1):
-            held = released.get(part) if part in parts else None
-            if part in parts and held is None and span.index in cut:
-                held = cut[span.index]
-                trace = self._traces.get(span.trace_id)
-                if trace is not None:
-                    self._rehold(trace, span.span_id.hex(), held, (rid, part))
-                    continue
-                held = annotated(held, {TRACESCORE_COMPLETE: False}, self._hooks.annotate)
-            if held is not None:
-                out.append(held)
-                keys.append((rid, part))
-        if out:
-            self._outbox.send(frame_request(out), len(out), tuple(keys))
+        sends = replay_parts(
+            body, remove, accepted, self._restoring, self._rehold, self._hooks.annotate
+        )
+        for send_body, n, token in sends:
+            self._outbox.send(send_body, n, token)
 
-    def _rehold(self, trace: _Trace, span_hex: str, held: Held, key: tuple[int, int]) -> None:
-        assert self._journal is not None  # only replays hold again
+    def _rehold(self, trace_id: bytes, span_hex: str, held: Held, key: tuple[int, int]) -> bool:
+        trace = self._traces.get(trace_id)
+        if trace is None or self._journal is None:
+            return False
         trace.held[span_hex] = held
         size = len(held[0]) + len(held[1]) + len(held[2])
         trace.nbytes += size
@@ -440,6 +421,7 @@ class Assembler:
         self.spans += 1
         self._restored.add(trace.hex)
         self._journal.hold(trace.hex, span_hex, key)
+        return True
 
     # -- deciding --------------------------------------------------------------------------
 

@@ -251,5 +251,15 @@ class Journal:
         return len(self._live)
 
     async def close(self) -> None:
-        """Sync what is written and stop the committer."""
+        """Sync what is written and stop the committer; log what the log cost."""
         await self.log.close()
+        wal = self.log
+        log.info(
+            "storage: %d fsync(s), %.2f ms each on average; %d request(s) left for the next "
+            "start, %d bytes in %s",
+            wal.syncs,
+            1000 * wal.sync_seconds / max(1, wal.syncs),
+            len(self._live),
+            wal.disk_bytes,
+            self.settings.directory,
+        )
