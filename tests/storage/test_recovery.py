@@ -67,6 +67,7 @@ class Node:
             self.config.assembly,
             hooks,
             self.telemetry,
+            mode=self.config.mode,
             scoring=bool(self.config.scenarios),
             clock=lambda: self.now,
             journal=self.journal,
@@ -219,5 +220,28 @@ def test_a_held_span_whose_run_cannot_be_scored_goes_out_marked_incomplete(
         await second.crash()
         third = Node(tmp_path)
         assert await third.start() == 0
+
+    asyncio.run(main())
+
+
+def test_fanout_runs_not_yet_scored_are_scored_after_a_crash(tmp_path: Path) -> None:
+    run = agent_run(seed=5)
+
+    async def main() -> None:
+        first = Node(tmp_path, yaml=SHOP + "mode: fanout\n")
+        await first.start()
+        await first.send(run.spans)
+        assert first.sent == [], "fanout forwards nothing"
+        await first.crash()  # before its decision_wait: the run was never scored
+
+        second = Node(tmp_path, yaml=SHOP + "mode: fanout\n")
+        assert await second.start() == 1
+        second.tick(2.0)
+        (ready,) = second.scored
+        assert ready.trace_id == run.trace_id.hex()
+        assert len(ready.spans) == len(run.spans)
+        await second.crash()
+        third = Node(tmp_path, yaml=SHOP + "mode: fanout\n")
+        assert await third.start() == 0, "scored: retired"
 
     asyncio.run(main())
