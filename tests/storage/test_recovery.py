@@ -9,7 +9,7 @@ test says which of them the downstream acknowledged.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from support.agent_spans import agent_run
 from support.agent_spans import request as make_request
 from support.otlp_sink import attrs
-from tracescore.assembler import Assembler, AssemblerHooks, Outbox, ReadyTrace
+from tracescore.assembler import Assembler, AssemblerHooks, Outbox, Pending, ReadyTrace
 from tracescore.config import parse_config
 from tracescore.export.metrics import Telemetry
 from tracescore.export.spans import annotate_span_bytes
@@ -36,10 +36,40 @@ assembly: {decision_wait: 1s}
 """
 
 
+class Later(Pending):
+    """Attributes that are final once the test says so."""
+
+    wait = 60.0
+    nbytes = 0
+
+    def __init__(self, attributes: dict[str, Any]) -> None:
+        self.attributes = attributes
+        self._done = False
+        self._callbacks: list[Callable[[], None]] = []
+
+    def done(self) -> bool:
+        return self._done
+
+    def add_done_callback(self, callback: Callable[[], None]) -> None:
+        self._callbacks.append(callback)
+
+    def finish(self) -> dict[str, Any]:
+        return self.attributes
+
+    def complete(self) -> None:
+        self._done = True
+        for callback in self._callbacks:
+            callback()
+
+
 class Node:
     """One process's assembler and journal on `folder`; forwards captured with tokens."""
 
-    def __init__(self, folder: Path, yaml: str = SHOP) -> None:
+    def __init__(
+        self, folder: Path, yaml: str = SHOP, *, judged: list[Later] | None = None
+    ) -> None:
+        """`judged`: each scored span's attributes wait in a `Later` added to it (as judge
+        scores would with `judge.judge_wait`)."""
         self.config = parse_config(yaml)
         self.telemetry = Telemetry()
         self.now = 0.0
@@ -51,7 +81,14 @@ class Node:
 
         def score(readies: list[ReadyTrace]):  # type: ignore[no-untyped-def]
             self.scored.extend(readies)
-            return scorer.score_traces(readies)
+            annotations = scorer.score_traces(readies)
+            if judged is None:
+                return annotations
+            waiting = []
+            for by_span in annotations:
+                waiting.append({span: Later(dict(a)) for span, a in by_span.items()})  # type: ignore[arg-type]
+                judged.extend(waiting[-1].values())
+            return waiting
 
         hooks = AssemblerHooks(
             keep_key=key_filter(self.config),
@@ -243,5 +280,41 @@ def test_fanout_runs_not_yet_scored_are_scored_after_a_crash(tmp_path: Path) -> 
         await second.crash()
         third = Node(tmp_path, yaml=SHOP + "mode: fanout\n")
         assert await third.start() == 0, "scored: retired"
+
+    asyncio.run(main())
+
+
+def test_spans_waiting_for_judge_scores_survive_a_crash_parked_or_released(
+    tmp_path: Path,
+) -> None:
+    parked, released = agent_run(seed=6), agent_run(seed=7)
+
+    async def main() -> None:
+        judged: list[Later] = []
+        first = Node(tmp_path, judged=judged)
+        await first.start()
+        await first.send(parked.spans)
+        await first.send(released.spans)
+        first.deliver()
+        first.tick(2.0)  # both scored; their agent spans wait for judge scores
+        assert len(judged) == 2
+        assert first.sent == []
+        judged[1].attributes["judge.extra"] = "late"
+        judged[1].complete()  # the second is released with its judge score, not yet delivered
+        assert len(first.sent) == 1
+        await first.crash()
+
+        second = Node(tmp_path)
+        await second.start()
+        (out,) = second.deliver()
+        assert out.span_id == released.agent.span_id
+        assert attrs(out.attributes)["judge.extra"] == "late", "sent as it was released"
+        second.tick(4.0)  # the parked one was held again and is scored again
+        (again,) = second.deliver()
+        assert again.span_id == parked.agent.span_id
+        assert attrs(again.attributes)["eval.called_tool.score"] == 1.0
+        await second.crash()
+        third = Node(tmp_path)
+        assert await third.start() == 0
 
     asyncio.run(main())
