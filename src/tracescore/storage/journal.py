@@ -175,7 +175,7 @@ class Journal:
         rid = self._next
         self._next += 1
         segment = self.log.append(
-            records.REQUEST, records.encode_request(rid, forwarded, held, body)
+            records.REQUEST, *records.encode_request(rid, forwarded, held, body)
         )
         parts = set(range(1, len(held) + 1))
         if forwarded:

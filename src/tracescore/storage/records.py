@@ -64,11 +64,13 @@ class Request:
     body: bytes
 
 
-def encode_request(rid: int, forwarded: bool, held: Sequence[HeldSpan], body: bytes) -> bytes:
+def encode_request(
+    rid: int, forwarded: bool, held: Sequence[HeldSpan], body: bytes
+) -> tuple[bytes, bytes]:
+    """The record's index and the body, as two parts (the body is never copied)."""
     parts = [_REQUEST.pack(rid, forwarded, len(held))]
     parts.extend(_HELD.pack(*h.index, h.trace_id, h.span_id) for h in held)
-    parts.append(body)
-    return b"".join(parts)
+    return b"".join(parts), body
 
 
 def decode_request(payload: bytes) -> Request:
