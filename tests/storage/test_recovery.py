@@ -318,3 +318,29 @@ def test_spans_waiting_for_judge_scores_survive_a_crash_parked_or_released(
         assert await third.start() == 0
 
     asyncio.run(main())
+
+
+def test_a_run_whose_agent_span_still_waits_keeps_all_its_requests(tmp_path: Path) -> None:
+    # The children were delivered and the run scored, but its agent span waits for judge
+    # scores: the children's request must stay, or a crash rescores the agent span alone.
+    run = agent_run(seed=8)
+
+    async def main() -> None:
+        judged: list[Later] = []
+        first = Node(tmp_path, judged=judged)
+        await first.start()
+        await first.send(run.children)
+        await first.send([run.agent])
+        first.deliver()
+        first.tick(2.0)
+        assert len(judged) == 1
+        await first.crash()
+
+        second = Node(tmp_path)
+        assert await second.start() == 2
+        second.tick(4.0)
+        (agent,) = second.deliver()
+        assert attrs(agent.attributes)["eval.called_tool.score"] == 1.0
+        await second.crash()
+
+    asyncio.run(main())

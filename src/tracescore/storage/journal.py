@@ -70,6 +70,11 @@ class Journal:
         self._live: dict[int, _Live] = {}  # in request order, so in segment order
         self._held: dict[tuple[str, str], Key] = {}  # (trace hex, span hex) of a held span
         self._traces: dict[str, list[int]] = {}  # trace hex -> requests that fed it
+        # A trace is done with once it is scored and every span held of it is released: until
+        # then its requests stay, so a crash replays the whole run, not just its agent span.
+        self._key_trace: dict[Key, str] = {}
+        self._unreleased: dict[str, int] = {}  # trace hex -> held spans not released yet
+        self._scored_waiting: set[str] = set()  # scored, some held span not released yet
         self._next = 1
         self._resuming = 0
         self.damage = Damage()
@@ -182,15 +187,17 @@ class Journal:
             parts.add(0)
         self._live[rid] = _Live(segment, parts, 0)
         for part, span in enumerate(held, 1):
-            self._held[(span.trace_id.hex(), span.span_id.hex())] = (rid, part)
+            self.hold(span.trace_id.hex(), span.span_id.hex(), (rid, part))
         self._track(rid, traces)
         if not parts and not traces:
             self._maybe_retire(rid)
         return rid
 
     def hold(self, trace_hex: str, span_hex: str, key: Key) -> None:
-        """A recovered span is held again under its old key."""
+        """A span is held (again, when recovered) under `key`."""
         self._held[(trace_hex, span_hex)] = key
+        self._key_trace[key] = trace_hex
+        self._unreleased[trace_hex] = self._unreleased.get(trace_hex, 0) + 1
 
     def take_held(self, trace_hex: str, span_hex: str) -> Key | None:
         """The key of a held span being released (None when it was never written)."""
@@ -199,9 +206,26 @@ class Journal:
     def released(self, key: Key, held: Held) -> None:
         """A held span leaves with its score attributes: write it so a restart sends it as is."""
         self.log.append(records.RELEASED, records.encode_released(key, held))
+        trace = self._key_trace.pop(key, None)
+        if trace is None:
+            return
+        left = self._unreleased[trace] - 1
+        if left:
+            self._unreleased[trace] = left
+            return
+        del self._unreleased[trace]
+        if trace in self._scored_waiting:
+            self._scored_waiting.discard(trace)
+            self._trace_done(trace)
 
     def scored(self, trace_hex: str) -> None:
-        """A buffered trace was scored (or dropped): its requests no longer feed it."""
+        """A buffered trace was scored: done with once its held spans are released too."""
+        if self._unreleased.get(trace_hex):
+            self._scored_waiting.add(trace_hex)
+        else:
+            self._trace_done(trace_hex)
+
+    def _trace_done(self, trace_hex: str) -> None:
         for rid in self._traces.pop(trace_hex, ()):
             live = self._live.get(rid)
             if live is not None:
