@@ -43,37 +43,37 @@ class RunMaker:
         self._lock = threading.Lock()
 
     def run(self, n: int) -> tuple[list[ReadableSpan], ReadableSpan]:
-        """One run's children and its agent span (exported in that order, as a batch
-        processor would: the agent span ends last)."""
+        """One run's children (three model calls each followed by a tool call, then a final
+        model call) and its agent span, in the order a batch processor exports them: the
+        agent span ends last."""
+        span = self._tracer.start_as_current_span
         with self._lock:
             prompt = [{"role": "user", "parts": [{"type": "text", "content": f"order {n}?"}]}]
-            call = [{"type": "tool_call", "id": f"c{n}", "name": "get_weather", "arguments": {}}]
             agent_attrs = {
                 "gen_ai.operation.name": "invoke_agent",
                 "gen_ai.agent.name": AGENT,
                 "gen_ai.input.messages": json.dumps(prompt),
             }
-            with self._tracer.start_as_current_span(
-                f"invoke_agent {AGENT}", attributes=agent_attrs
-            ):
-                chat = {
-                    "gen_ai.operation.name": "chat",
-                    "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": call}]),
-                }
-                with self._tracer.start_as_current_span("chat gpt-4.1", attributes=chat):
-                    pass
-                tool = {
-                    "gen_ai.operation.name": "execute_tool",
-                    "gen_ai.tool.name": "get_weather",
-                    "gen_ai.tool.call.id": f"c{n}",
-                }
-                with self._tracer.start_as_current_span(
-                    "execute_tool get_weather", attributes=tool
-                ):
-                    pass
-                with self._tracer.start_as_current_span(
-                    "chat gpt-4.1", attributes={"gen_ai.operation.name": "chat"}
-                ):
+            with span(f"invoke_agent {AGENT}", attributes=agent_attrs):
+                for step, tool in enumerate(("get_weather", "lookup_order", "get_weather")):
+                    call_id = f"c{n}.{step}"
+                    call = [{"type": "tool_call", "id": call_id, "name": tool, "arguments": {}}]
+                    chat = {
+                        "gen_ai.operation.name": "chat",
+                        "gen_ai.output.messages": json.dumps(
+                            [{"role": "assistant", "parts": call}]
+                        ),
+                    }
+                    with span("chat gpt-4.1", attributes=chat):
+                        pass
+                    attributes = {
+                        "gen_ai.operation.name": "execute_tool",
+                        "gen_ai.tool.name": tool,
+                        "gen_ai.tool.call.id": call_id,
+                    }
+                    with span(f"execute_tool {tool}", attributes=attributes):
+                        pass
+                with span("chat gpt-4.1", attributes={"gen_ai.operation.name": "chat"}):
                     pass
             spans = list(self._memory.get_finished_spans())
             self._memory.clear()
@@ -107,7 +107,7 @@ class Sender:
     first: int
     exports: list[Export] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
-    pause: float = 0.02
+    pause: float = 0.005
 
     def start(self) -> threading.Thread:
         thread = threading.Thread(target=self._main, name=f"sender-{self.protocol}", daemon=True)

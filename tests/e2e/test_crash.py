@@ -29,8 +29,9 @@ pytestmark = pytest.mark.slow
 
 KILLS = int(os.environ.get("TRACESCORE_CRASH_KILLS", "12"))
 # A span the downstream acknowledged is recorded as settled by the next fsync; a kill inside
-# that window sends it again on restart. Measured fsyncs here take well under this.
-SETTLE_WINDOW_S = 0.1
+# that window sends it again on restart. An fsync takes 0.2-16 ms here; a loaded machine
+# delays the committer thread further.
+SETTLE_WINDOW_S = 0.25
 
 CONFIG = """
 scenarios:
@@ -143,13 +144,17 @@ def test_sigkill_with_storage_loses_nothing_answered_ok(tmp_path: Path) -> None:
     for export in clean:
         for span in export.spans:
             if delivered[span] != 1:
-                problem = f"span {span.hex()} answered OK arrived {delivered[span]} times"
+                problem = (
+                    f"span {span.hex()} answered OK (export {export.started:.3f}-"
+                    f"{export.ended:.3f}) arrived at {sink.arrivals[span]}; kills at "
+                    f"{harness.kills}"
+                )
                 assert delivered[span] == 2, problem
                 assert harness.in_settle_window(span), problem
                 window_repeats += 1
     for export in acked:  # an export call a kill interrupted may be retried by the SDK
         for span in export.spans:
-            assert 1 <= delivered[span] <= 2
+            assert 1 <= delivered[span] <= 2, (span.hex(), sink.arrivals[span], harness.kills)
     agent_spans = {span for e in harness.exports if e.agent for span in e.spans}
     marked = 0
     for request in sink.requests("traces"):
@@ -218,7 +223,7 @@ def test_sigkill_without_storage_loses_held_and_queued_spans(tmp_path: Path) -> 
     arrived = set(sink.arrivals)
     assert len(agents) >= 20
     assert not agents & arrived, "every held agent span is lost"
-    assert len(queued_children) >= 30
+    assert len(queued_children) >= 70
     assert not queued_children & arrived, "the export queue is lost"
     assert all(len(sink.arrivals[s]) == 1 for s in children), "what was delivered stays"
     print(

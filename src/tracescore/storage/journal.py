@@ -132,10 +132,12 @@ class Journal:
                 found[rid].released[part] = held
         elif kind == records.SETTLED:
             for rid, part in records.decode_keys(payload):
+                top = max(top, rid)  # ids are never reused, even once their requests are gone
                 if rid in found:
                     found[rid].parts.discard(part)
         elif kind == records.RETIRED:
             for rid in records.decode_ids(payload):
+                top = max(top, rid)
                 found.pop(rid, None)
         else:
             raise ValueError(f"unknown record kind {kind}")
