@@ -154,7 +154,8 @@ def test_sigkill_with_storage_loses_nothing_answered_ok(tmp_path: Path) -> None:
                 window_repeats += 1
     for export in acked:  # an export call a kill interrupted may be retried by the SDK
         for span in export.spans:
-            assert 1 <= delivered[span] <= 2, (span.hex(), sink.arrivals[span], harness.kills)
+            most = 3 if harness.in_settle_window(span) else 2
+            assert 1 <= delivered[span] <= most, (span.hex(), sink.arrivals[span], harness.kills)
     agent_spans = {span for e in harness.exports if e.agent for span in e.spans}
     marked = 0
     for request in sink.requests("traces"):

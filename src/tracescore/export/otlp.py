@@ -21,11 +21,12 @@ on the event loop that called `start()`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from google.protobuf.message import Message
@@ -38,6 +39,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from tracescore import semconv
 from tracescore.config.serve import SIGNALS, ExporterSettings
 from tracescore.export.destinations import destinations, make_destinations, refuse_signal
+from tracescore.errors import RetryableError
 from tracescore.export.metrics import Telemetry
 from tracescore.export.queue import Batch, ExportQueue, count_items
 from tracescore.export.transport import Attempt, Transport
@@ -92,6 +94,10 @@ class OtlpExporter:
         self.on_settled: Callable[[list[Any]], None] | None = None
         """Storage's hook: the tokens of trace requests that left for good (delivered, or
         dropped for a permanent cause); what is still queued at shutdown is not reported."""
+        self.before_send: Callable[[], Awaitable[None]] | None = None
+        """Storage's hook: awaited before a batch with tokens is sent, so nothing goes
+        downstream before it is on disk (a crash then cannot deliver what its sender, never
+        answered, sends again)."""
 
     async def start(self) -> None:
         """Open the channel or session and start the background senders."""
@@ -236,6 +242,8 @@ class OtlpExporter:
                 continue
             self.telemetry.set_export_queue(self._queue.items, self._queue.bytes)
             try:
+                if batch.tokens and self.before_send is not None:
+                    await self._durable()
                 await self._deliver(batch)
             except asyncio.CancelledError:
                 self._drop(batch, semconv.DROP_SHUTDOWN, "in flight at shutdown")
@@ -243,6 +251,12 @@ class OtlpExporter:
             finally:
                 self._queue.done()
                 self._update_idle()
+
+    async def _durable(self) -> None:
+        assert self.before_send is not None
+        # Storage failed (and said so, loudly): delivering beats keeping.
+        with contextlib.suppress(RetryableError):
+            await self.before_send()
 
     async def _deliver(self, item: Batch) -> None:
         if item.signal in self._refused:

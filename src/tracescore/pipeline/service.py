@@ -87,6 +87,7 @@ class Pipeline:
         self.storage = Journal(config.storage) if config.storage is not None else None
         if self.storage is not None:
             exporter.on_settled = self.storage.settled
+            exporter.before_send = self.storage.commit
         secrets = secrets or ServeSecrets()
         fanout = config.mode == "fanout"
         self._logs = Outbox(lambda body, n: exporter.submit_logs(body, n), self.telemetry)
