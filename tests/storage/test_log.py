@@ -60,6 +60,7 @@ def test_a_file_that_is_not_a_segment_is_damage_not_data() -> None:
 def test_appends_are_durable_once_committed_and_scan_back(tmp_path: Path) -> None:
     async def main() -> None:
         wal = SegmentLog(tmp_path, segment_bytes=1 << 20)
+        wal.open()
         wal.start()
         for kind, payload in _records(50):
             wal.append(kind, payload)
@@ -68,6 +69,7 @@ def test_appends_are_durable_once_committed_and_scan_back(tmp_path: Path) -> Non
 
     asyncio.run(main())
     again = SegmentLog(tmp_path, segment_bytes=1 << 20)
+    again.open()
     damage = Damage()
     assert [(k, p) for _, k, p in again.scan(damage)] == _records(50)
     assert damage.regions == 0
@@ -77,6 +79,7 @@ def test_appends_are_durable_once_committed_and_scan_back(tmp_path: Path) -> Non
 def test_requests_committing_together_share_an_fsync(tmp_path: Path) -> None:
     async def main() -> tuple[int, int]:
         wal = SegmentLog(tmp_path, segment_bytes=1 << 20)
+        wal.open()
         wal.start()
         futures = []
         for kind, payload in _records(200):
@@ -93,6 +96,7 @@ def test_requests_committing_together_share_an_fsync(tmp_path: Path) -> None:
 def test_segments_rotate_and_old_ones_are_deleted_when_released(tmp_path: Path) -> None:
     async def main() -> SegmentLog:
         wal = SegmentLog(tmp_path, segment_bytes=4096)
+        wal.open()
         wal.start()
         for i in range(40):
             wal.append(1, bytes(500) + bytes([i]))
@@ -120,6 +124,7 @@ def test_a_failed_write_fails_every_waiting_commit_with_a_retryable_error(
 ) -> None:
     async def main() -> None:
         wal = SegmentLog(tmp_path / "wal", segment_bytes=1 << 20)
+        wal.open()
         wal.start()
         wal.append(1, b"first")
         await wal.commit()
@@ -134,3 +139,18 @@ def test_a_failed_write_fails_every_waiting_commit_with_a_retryable_error(
         await wal.close()
 
     asyncio.run(main())
+
+
+def test_one_process_per_folder(tmp_path: Path) -> None:
+    first = SegmentLog(tmp_path, segment_bytes=1 << 20)
+    first.open()
+    second = SegmentLog(tmp_path, segment_bytes=1 << 20)
+    with pytest.raises(OSError, match="in use by another process"):
+        second.open()
+
+
+def test_a_folder_that_cannot_be_made_is_named(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    wal = SegmentLog(tmp_path / "file" / "wal", segment_bytes=1 << 20)
+    with pytest.raises(OSError, match=r"storage\.directory .*file/wal"):
+        wal.open()

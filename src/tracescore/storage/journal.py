@@ -77,6 +77,7 @@ class Journal:
         self._scored_waiting: set[str] = set()  # scored, some held span not released yet
         self._next = 1
         self._resuming = 0
+        self._started = False
         self.damage = Damage()
         self.recovered_requests = 0
 
@@ -85,6 +86,7 @@ class Journal:
     def recover(self) -> list[Recovered]:
         """Every request an earlier process left needed, oldest first; damage is logged."""
         started = time.monotonic()
+        self.log.open()
         found: dict[int, Recovered] = {}
         top = 0
         for segment, kind, payload in self.log.scan(self.damage):
@@ -146,6 +148,7 @@ class Journal:
     def start(self) -> None:
         """Start the committer (on the running event loop)."""
         self.log.start()
+        self._started = True
 
     def resume(self, recovered: Recovered) -> None:
         """Take a recovered request back as live; its traces follow through `accepted`."""
@@ -279,6 +282,8 @@ class Journal:
     async def close(self) -> None:
         """Sync what is written and stop the committer; log what the log cost."""
         await self.log.close()
+        if not self._started:
+            return
         wal = self.log
         log.info(
             "storage: %d fsync(s), %.2f ms each on average; %d request(s) left for the next "

@@ -17,6 +17,7 @@ Frame: `<u32 payload length><u32 CRC32C of kind byte + payload><u8 kind><payload
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import itertools
 import logging
 import os
@@ -124,19 +125,20 @@ class SegmentLog:
     """Segment files `<n>.wal` in one folder; appends from the event loop, one writer thread."""
 
     def __init__(self, directory: Path, segment_bytes: int, sync_interval: float = 0.0) -> None:
-        """Args:
-        directory: the folder (created if missing).
-        segment_bytes: a segment is closed once it is this large.
-        sync_interval: seconds the committer waits to gather records before each fsync (0:
-            sync at once; records appended meanwhile share the next fsync).
+        """Nothing touches the disk until `open()`.
+
+        Args:
+            directory: the folder (created if missing).
+            segment_bytes: a segment is closed once it is this large.
+            sync_interval: seconds the committer waits to gather records before each fsync
+                (0: sync at once; records appended meanwhile share the next fsync).
         """
         self.directory = directory
         self.segment_bytes = segment_bytes
         self.sync_interval = sync_interval
-        directory.mkdir(parents=True, exist_ok=True)
-        self.sizes: dict[int, int] = {n: p.stat().st_size for n, p in self._segments()}
-        self.segment = max(self.sizes, default=0)  # appends go to a new segment after these
-        self._rotate()
+        self.sizes: dict[int, int] = {}
+        self.segment = 0
+        self._lock_fd = -1
         self._lock = threading.Condition()
         self._pending: list[tuple[int, int, tuple[bytes, ...]]] = []  # segment, kind, payload
         self._appended = 0  # records appended
@@ -150,6 +152,28 @@ class SegmentLog:
         self.failure: OverloadedError | None = None
         self.syncs = 0
         self.sync_seconds = 0.0
+
+    def open(self) -> None:
+        """Create the folder, lock it for this process, find the segments left in it.
+
+        Raises OSError naming the folder when it cannot be made or another process holds it
+        (two writers would interleave their records)."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.directory / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise OSError(exc.errno, f"storage.directory {self.directory}: {exc.strerror}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            raise OSError(
+                exc.errno, f"storage.directory {self.directory} is in use by another process"
+            ) from exc
+        self._lock_fd = fd
+        self.sizes = {n: p.stat().st_size for n, p in self._segments()}
+        self.segment = max(self.sizes, default=0)  # appends go to a new segment after these
+        self._rotate()
 
     # -- reading (before start) ------------------------------------------------------------
 
@@ -278,6 +302,9 @@ class SegmentLog:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+        if self._lock_fd >= 0:  # the lock goes with the process too, a crash included
+            os.close(self._lock_fd)
+            self._lock_fd = -1
 
     def _write(self, chunks: list[tuple[int, int, tuple[bytes, ...]]]) -> None:
         for segment, run in itertools.groupby(chunks, key=_segment_of):
