@@ -18,7 +18,8 @@ def test_storage_is_off_unless_configured() -> None:
 
 
 def test_the_readme_example_loads_with_its_units() -> None:
-    (block,) = re.findall(r"^```yaml storage\n(.*?)^```$", README, re.MULTILINE | re.DOTALL)
+    sections = re.findall(r"^```yaml section\n(.*?)^```$", README, re.MULTILINE | re.DOTALL)
+    (block,) = [s for s in sections if s.startswith("storage:")]
     storage = parse_config(block, source="README.md").storage
     assert storage is not None
     assert storage.directory == "/var/lib/tracescore"
