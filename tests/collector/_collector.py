@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -123,6 +124,8 @@ def tracescore_config(
     data["receivers"]["grpc"]["endpoint"] = f"127.0.0.1:{grpc}"
     data["receivers"]["http"]["endpoint"] = f"127.0.0.1:{http}"
     data["exporter"]["endpoint"] = f"http://127.0.0.1:{scores}"
+    if "storage" in data:  # a folder per run: what one test leaves must not reach the next
+        data["storage"]["directory"] = tempfile.mkdtemp(prefix="tracescore-storage-")
     _merge(data, changes or {})
     return yaml.safe_dump(data, sort_keys=False)
 
