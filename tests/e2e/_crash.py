@@ -9,7 +9,6 @@ against what reached the downstream.
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
 from collections import defaultdict
@@ -27,9 +26,6 @@ from support.otlp_sink import OtlpSink
 __all__ = ["Export", "RunMaker", "Sender", "StampedSink"]
 
 AGENT = "shop_agent"
-
-# The SDK exporters log every failed attempt while serve is down; the test reads results.
-logging.getLogger("opentelemetry.exporter").setLevel(logging.CRITICAL)
 
 
 class RunMaker:
