@@ -38,8 +38,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from tracescore import semconv
 from tracescore.config.serve import SIGNALS, ExporterSettings
-from tracescore.export.destinations import destinations, make_destinations, refuse_signal
 from tracescore.errors import RetryableError
+from tracescore.export.destinations import destinations, make_destinations, refuse_signal
 from tracescore.export.metrics import Telemetry
 from tracescore.export.queue import Batch, ExportQueue, count_items
 from tracescore.export.transport import Attempt, Transport
