@@ -29,13 +29,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from tracescore.config.judge import JudgeSettings
 from tracescore.judges.prompts import JudgeRequest, build_messages
 from tracescore.judges.redact import Redactor
 from tracescore.judges.relevancy import AnswerRelevancy, RelevancyAnswer
 from tracescore.judges.render import render_run
 from tracescore.judges.runner import JudgeJob, JudgeRunner
 from tracescore.judges.sanitize import Fence, truncate_middle
+from tracescore.judges.settings import JudgeSettings
 from tracescore.model import SpanRecord, ToolCall, Trajectory
 from tracescore.otlp import read_trace_files
 from tracescore.trajectory import build_trajectories

@@ -17,12 +17,12 @@ The verdict of a scenario over all its runs is `tracescore.summary`'s.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Mapping
 
 from tracescore.config.model import Config, Scenario, ScenarioMatch
 from tracescore.model.run_result import RunResult, Verdict
+from tracescore.model.sampling import is_sampled
 from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
 from tracescore.model.trajectory import Trajectory
@@ -79,20 +79,6 @@ def select_scenario(config: Config, trajectory: Trajectory) -> Scenario | None:
     """The first scenario, in config order, whose match holds for the run."""
     plan = _select(config, trajectory)
     return None if plan is None else plan.scenario
-
-
-def is_sampled(trace_id: str, rate: float) -> bool:
-    """Whether a run is scored at sampling `rate`, decided by its trace id alone.
-
-    A hash rather than the id's own low bits, so ids that are not random (test generators,
-    sequential ids) still sample evenly.
-    """
-    if rate >= 1.0:
-        return True
-    if rate <= 0.0:
-        return False
-    digest = hashlib.sha256(trace_id.strip().lower().encode()).digest()
-    return int.from_bytes(digest[:8], "big") < rate * 2.0**64
 
 
 def score_entries(

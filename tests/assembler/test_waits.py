@@ -22,7 +22,7 @@ from support.fake_openai_process import FakeOpenAI
 from support.otlp_sink import attrs
 from tracescore import semconv
 from tracescore.errors import OverloadedError
-from tracescore.judges.live import LiveJudges
+from tracescore.pipeline.live_judges import LiveJudges
 
 WAIT = 2.0  # the default decision_wait
 HALF = tool_answer((1, "get_weather", True), (2, "lookup_order", False))  # scores 0.5

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from tracescore.config import Config, Scenario, load_config, parse_config
+from tracescore.config.scorers import scorer_types
 from tracescore.errors import ConfigError
-from tracescore.scorers.registry import scorer_types
 
 INVALID = Path(__file__).parent.parent / "testdata" / "config" / "invalid"
 CASES = sorted(p.stem for p in INVALID.glob("*.yaml"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tracescore.model import Score, ToolCall, Trajectory
-from tracescore.scenarios import RunResult
+from tracescore.model.run_result import RunResult
 
 __all__ = ["AGENT_SPAN", "TRACE", "scored_run"]
 

@@ -15,7 +15,7 @@ from export.scored_runs import scored_run
 from tracescore.export import encoded_attributes, events, wire
 from tracescore.export.attributes import score_attributes
 from tracescore.model import Score
-from tracescore.scenarios import RunResult
+from tracescore.model.run_result import RunResult
 
 TEXT = st.text(st.characters(codec="utf-8"), max_size=40) | st.sampled_from(
     ["", "x" * 93, "é" * 47, "€" * 5000, "😀" * 33]

@@ -14,7 +14,7 @@ from tracescore import semconv
 from tracescore.export.catalog import SCORE_BOUNDS
 from tracescore.export.metrics import Telemetry
 from tracescore.model import Score, Trajectory
-from tracescore.scenarios import RunResult
+from tracescore.model.run_result import RunResult
 
 
 def _samples(text: str, family: str) -> list[tuple[str, tuple[tuple[str, str], ...], float]]:

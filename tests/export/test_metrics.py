@@ -11,7 +11,7 @@ from export.prometheus_text import parse_prometheus
 from tracescore import semconv
 from tracescore.export.metrics import Telemetry
 from tracescore.model import AgentStep, Score, ToolCall, Trajectory
-from tracescore.scenarios import RunResult
+from tracescore.model.run_result import RunResult
 
 
 def test_the_strict_parser_refuses_malformed_text() -> None:

@@ -19,7 +19,7 @@ from tracescore.export.catalog import SCORE_BOUNDS
 from tracescore.export.metrics import Telemetry
 from tracescore.export.otlp_metrics import CountingExporter, metric_exporter
 from tracescore.model import Score, ToolCall, Trajectory
-from tracescore.scenarios import RunResult
+from tracescore.model.run_result import RunResult
 
 CUMULATIVE = AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE
 

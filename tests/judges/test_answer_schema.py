@@ -17,11 +17,11 @@ import pytest
 from judges._helpers import client_for, run, shop_run
 from support.fake_openai import minimal_instance
 from support.fake_openai_process import FakeOpenAI
+from tracescore.config.scorers import parse_scorer
 from tracescore.judges.answer_schema import keyed_answer_model
 from tracescore.judges.prompts import output_schema
 from tracescore.judges.tool_call_accuracy import CallVerdict
 from tracescore.model import Score, ToolCall, Trajectory
-from tracescore.scorers.registry import parse_scorer
 
 Factory = Callable[..., FakeOpenAI]
 

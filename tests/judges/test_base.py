@@ -8,8 +8,8 @@ import pytest
 
 from judges._helpers import client_for, run, shop_run
 from support.fake_openai_process import FakeOpenAI
+from tracescore.config.scorers import parse_scorer
 from tracescore.judges.base import JudgeScorerBase, mastra_round2
-from tracescore.scorers.registry import parse_scorer
 
 Factory = Callable[..., FakeOpenAI]
 JUDGE_TYPES = ("llm_tool_call_accuracy", "llm_trajectory", "llm_rubric", "answer_relevancy")

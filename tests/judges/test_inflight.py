@@ -10,10 +10,10 @@ import pytest
 
 from judges._helpers import client_for, run, shop_run, tool_answer
 from support.fake_openai_process import FakeOpenAI
+from tracescore.config.scorers import parse_scorer
 from tracescore.judges.client import JudgeShared
 from tracescore.judges.inflight import InFlight
 from tracescore.model import Score
-from tracescore.scorers.registry import parse_scorer
 
 Factory = Callable[..., FakeOpenAI]
 

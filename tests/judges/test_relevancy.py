@@ -8,9 +8,9 @@ import pytest
 
 from judges._helpers import client_for, run, shop_run
 from support.fake_openai_process import FakeOpenAI
+from tracescore.config.scorers import parse_scorer
 from tracescore.judges.relevancy import AnswerRelevancy
 from tracescore.model import Score, Trajectory
-from tracescore.scorers.registry import parse_scorer
 
 Factory = Callable[..., FakeOpenAI]
 

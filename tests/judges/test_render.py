@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from judges._helpers import real_runs, shop_run
-from tracescore.config.judge import JudgeFields
 from tracescore.judges.render import WITHHELD, render_run, withhold
+from tracescore.judges.settings import JudgeFields
 
 
 def test_calls_are_numbered_across_sub_agents_with_their_status() -> None:

@@ -10,9 +10,9 @@ from pydantic import ValidationError
 
 from judges._helpers import client_for, run, shop_run
 from support.fake_openai_process import FakeOpenAI
+from tracescore.config.scorers import parse_scorer
 from tracescore.judges.rubric import LlmRubric
 from tracescore.model import Score
-from tracescore.scorers.registry import parse_scorer
 
 Factory = Callable[..., FakeOpenAI]
 CRITERIA = "The agent tells the customer when the order ships."

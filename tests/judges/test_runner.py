@@ -12,14 +12,14 @@ from export.prometheus_text import parse_prometheus
 from judges._helpers import MODEL, bodies_text, run, shop_run, tool_answer
 from support.fake_openai_process import FakeOpenAI
 from tracescore import semconv
-from tracescore.config.judge import JudgeFields, JudgeSettings
+from tracescore.config.scorers import parse_scorer
 from tracescore.errors import ConfigError
 from tracescore.export.metrics import Telemetry
 from tracescore.judges.base import JudgeScorerBase
 from tracescore.judges.runner import JudgeJob, JudgeResult, JudgeRunner, judge_sampled
+from tracescore.judges.settings import JudgeFields, JudgeSettings
 from tracescore.judges.telemetry import JudgeCounters
 from tracescore.scenarios import is_sampled
-from tracescore.scorers.registry import parse_scorer
 
 Factory = Callable[..., FakeOpenAI]
 RELEVANT = {"verdict": "fully", "reasoning": "answers it"}

@@ -7,10 +7,10 @@ import re
 import pytest
 
 from tracescore.config._loader import parse_config
-from tracescore.config.judge import JudgeFields
 from tracescore.errors import ConfigError
 from tracescore.judges.base import JudgeScorerBase
 from tracescore.judges.endpoint import JudgeEndpoint, ResolvedEndpoint
+from tracescore.judges.settings import JudgeFields
 
 FULL = """
 judge:

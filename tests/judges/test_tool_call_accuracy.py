@@ -13,13 +13,13 @@ from pydantic import ValidationError
 
 from judges._helpers import bodies_text, client_for, real_runs, run, shop_run, tool_answer
 from support.fake_openai_process import FakeOpenAI
+from tracescore.config.scorers import parse_scorer
 from tracescore.judges.tool_call_accuracy import (
     LlmToolCallAccuracy,
     ToolCallAccuracyAnswer,
     tool_call_value,
 )
 from tracescore.model import Score, ToolCall, Trajectory
-from tracescore.scorers.registry import parse_scorer
 
 Factory = Callable[..., FakeOpenAI]
 

@@ -9,9 +9,9 @@ import pytest
 
 from judges._helpers import client_for, run, shop_run, trajectory_answer
 from support.fake_openai_process import FakeOpenAI
+from tracescore.config.scorers import parse_scorer
 from tracescore.judges.trajectory import LlmTrajectory, TrajectoryAnswer, trajectory_value
 from tracescore.model import Score, Trajectory
-from tracescore.scorers.registry import parse_scorer
 
 Factory = Callable[..., FakeOpenAI]
 

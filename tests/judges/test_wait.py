@@ -27,10 +27,10 @@ from tracescore.config import parse_config
 from tracescore.export.attributes import score_attributes
 from tracescore.export.metrics import Telemetry
 from tracescore.judges.base import JudgeScorerBase
-from tracescore.judges.live import LiveJudges
 from tracescore.judges.runner import JudgeJob, JudgeResult
 from tracescore.judges.telemetry import JudgeCounters
-from tracescore.judges.wait import JudgeWait
+from tracescore.pipeline.judge_wait import JudgeWait
+from tracescore.pipeline.live_judges import LiveJudges
 from tracescore.scenarios import evaluate_run
 from tracescore.scorers.base import Outcome
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracescore.config.scorers import parse_scorer
 from tracescore.model import AgentStep, ModelCall, Score, Step, ToolCall, ToolStatus, Trajectory
-from tracescore.scorers.registry import parse_scorer
 
 __all__ = ["agent", "call", "calls", "model", "run", "score", "unreadable_call"]
 

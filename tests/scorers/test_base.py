@@ -9,9 +9,9 @@ from typing import Any, Literal
 import pytest
 
 from scorers._build import call, calls, run
+from tracescore.config.scorers import SCORER_CLASSES, parse_scorer, scorer_types
 from tracescore.model import AgentStep, ToolCall, Trajectory
 from tracescore.scorers.base import Outcome, select_calls
-from tracescore.scorers.registry import SCORER_CLASSES, parse_scorer, scorer_types
 from tracescore.scorers.tool_call_accuracy import ToolCallAccuracy
 
 # One valid config per deterministic scorer type, and parameter changes that must each change
@@ -104,7 +104,7 @@ def test_digest_is_stable_and_sensitive(type_: str) -> None:
 
 def test_digest_is_the_same_in_another_process() -> None:
     code = (
-        "from tracescore.scorers.registry import parse_scorer;"
+        "from tracescore.config.scorers import parse_scorer;"
         "print(parse_scorer({'type': 'tool_call_accuracy', 'expected_tool': 'a'}).digest())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

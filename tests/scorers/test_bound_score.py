@@ -15,9 +15,9 @@ import pytest
 
 from scorers._build import agent, call, run
 from support.results import UnreadableResult
+from tracescore.config.scorers import parse_scorer
 from tracescore.model import Step, Trajectory
 from tracescore.scorers.base import select_calls
-from tracescore.scorers.registry import parse_scorer
 
 CONFIGS: list[dict[str, Any]] = [
     {"type": "called_tool", "tool": "lookup"},

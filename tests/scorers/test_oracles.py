@@ -18,8 +18,8 @@ from pydantic import ValidationError
 from scorers import agno_oracle
 from scorers._build import call, run, score
 from scorers.mastra_oracle import mastra_oracle_output
+from tracescore.config.scorers import parse_scorer
 from tracescore.model import ToolStatus, Trajectory
-from tracescore.scorers.registry import parse_scorer
 
 __all__ = ["mastra_oracle_output"]  # the fixture, imported for pytest
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from tracescore.config.scorers import parse_scorer, scorer_types
 from tracescore.model import READINGS, Reading, SpanRecord, ToolCall, Trajectory
 from tracescore.scorers.base import ScorerBase
-from tracescore.scorers.registry import parse_scorer, scorer_types
 from tracescore.trajectory import attribute_filter, build_trajectories, value_kept
 from trajectory.corpora import bench_spans, fixture_span_files
 

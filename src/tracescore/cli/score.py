@@ -23,8 +23,8 @@ from typing import Any, TextIO
 from tracescore.cli._inputs import read_runs
 from tracescore.cli._score_table import render_table
 from tracescore.config import Config, Scenario, load_config
-from tracescore.config.judge import JudgeSettings
 from tracescore.errors import ConfigError
+from tracescore.judges.settings import JudgeSettings
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Trajectory
 from tracescore.scenarios import (
@@ -202,7 +202,7 @@ def score_deferred(pending: Sequence[PendingRun]) -> None:
     if not pending:
         return
     # Imported here: the judge client pulls in `openai`, which runs without judges never need.
-    from tracescore.judges.offline import judge_pending
+    from tracescore.cli._judges import judge_pending
 
     judge_pending(pending, next((p.judge for p in pending if p.judge is not None), None))
 

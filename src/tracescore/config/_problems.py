@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
 from tracescore.config.model import Config, LocatedError
-from tracescore.scorers.registry import scorer_types
+from tracescore.config.scorers import scorer_types
 
 __all__ = [
     "KEY",

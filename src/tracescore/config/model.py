@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from tracescore.config.annotations import AnnotationsSettings
-from tracescore.config.judge import JudgeFields, JudgeSettings
+from tracescore.config.scorers import AnyScorer
 from tracescore.config.serve import (
     AssemblySettings,
     ExporterSettings,
@@ -24,11 +24,11 @@ from tracescore.config.serve import (
     ServeMode,
     ServiceSettings,
 )
+from tracescore.config.storage import StorageSettings
 from tracescore.judges.base import JudgeScorerBase
 from tracescore.judges.endpoint import ResolvedEndpoint
+from tracescore.judges.settings import JudgeFields, JudgeSettings
 from tracescore.scorers.base import ScorerBase
-from tracescore.scorers.registry import AnyScorer
-from tracescore.storage.config import StorageSettings
 
 __all__ = [
     "CHECKS_NOTHING",

@@ -24,9 +24,9 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from tracescore import semconv
 from tracescore.export import wire
+from tracescore.model.run_result import RunResult
 from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
-from tracescore.scenarios import RunResult
 
 __all__ = [
     "add_attributes",

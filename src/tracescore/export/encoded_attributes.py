@@ -16,8 +16,8 @@ from typing import NoReturn
 from tracescore import semconv
 from tracescore.export import wire
 from tracescore.export.attributes import run_attributes, score_label
+from tracescore.model.run_result import RunResult
 from tracescore.model.span import AttrValue
-from tracescore.scenarios import RunResult
 
 __all__ = ["SPAN_ATTRIBUTES", "EncodedAttributes", "encoded_score_attributes"]
 

@@ -29,9 +29,9 @@ from tracescore import __version__, semconv
 from tracescore.export import wire
 from tracescore.export.attributes import error_type, score_label
 from tracescore.export.spans import resource_key
+from tracescore.model.run_result import RunResult
 from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
-from tracescore.scenarios import RunResult
 
 __all__ = ["EvaluationLogs", "encode_evaluation_logs", "encode_records", "evaluation_logs"]
 

@@ -40,7 +40,7 @@ from tracescore import __version__, semconv
 from tracescore.export.catalog import CAPPED_KEYS, DURATION_BOUNDS, SCORE_BOUNDS, SPECS, Spec
 from tracescore.export.histograms import BulkHistograms, PrometheusReader, PushReader
 from tracescore.export.run_metrics import Attrs, ScoredRuns, score_result
-from tracescore.scenarios import RunResult
+from tracescore.model.run_result import RunResult
 from tracescore.scorers.base import select_calls
 
 __all__ = ["DURATION_BOUNDS", "SCORE_BOUNDS", "Attrs", "Telemetry", "score_result"]

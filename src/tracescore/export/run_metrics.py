@@ -17,9 +17,9 @@ from tracescore import semconv
 from tracescore.export.attributes import error_type
 from tracescore.export.catalog import SCORE_BOUNDS
 from tracescore.export.histograms import BulkHistograms, Point
+from tracescore.model.run_result import RunResult
 from tracescore.model.score import Score
 from tracescore.model.trajectory import ToolCall
-from tracescore.scenarios import RunResult
 
 __all__ = ["RESULTS", "Attrs", "ScoredRuns", "score_result"]
 

@@ -20,8 +20,8 @@ from tracescore import __version__, semconv
 from tracescore.export import wire
 from tracescore.export.attributes import add_attributes, score_attributes
 from tracescore.export.encoded_attributes import SPAN_ATTRIBUTES, EncodedAttributes
+from tracescore.model.run_result import RunResult
 from tracescore.model.span import AttrValue
-from tracescore.scenarios import RunResult
 
 __all__ = [
     "FanoutSpans",

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracescore import semconv
-from tracescore.config.judge import JudgeFields, JudgeSettings
 from tracescore.errors import ConfigError
 from tracescore.judges.base import JudgeScorerBase, skipped_score
 from tracescore.judges.budget import JudgeBudget
@@ -32,10 +31,11 @@ from tracescore.judges.client import JudgeClient, JudgeShared
 from tracescore.judges.endpoint import ResolvedEndpoint
 from tracescore.judges.redact import Redactor
 from tracescore.judges.render import withhold
+from tracescore.judges.settings import JudgeFields, JudgeSettings
 from tracescore.judges.telemetry import JudgeCounters
+from tracescore.model.sampling import is_sampled
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Trajectory
-from tracescore.scenarios import is_sampled
 
 __all__ = ["JudgeJob", "JudgeResult", "JudgeRunner", "judge_sampled"]
 

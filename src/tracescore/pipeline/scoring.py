@@ -25,11 +25,16 @@ from tracescore.model.span import AttrValue, SpanRecord
 from tracescore.model.trajectory import READINGS, Reading, Trajectory
 from tracescore.otlp.scan import CandidateRule
 from tracescore.scenarios import RunResult, evaluate_run, is_sampled, matches
-from tracescore.trajectory import BuildOptions, KeepKey, attribute_filter, build_trajectories
 
 # The builder's per-span reader is not part of its public surface yet; it is the one source of
 # truth for "is this an agent span, and what is it called".
-from tracescore.trajectory._classify import classify
+from tracescore.trajectory import (
+    BuildOptions,
+    KeepKey,
+    attribute_filter,
+    build_trajectories,
+    classify,
+)
 
 __all__ = [
     "AGENT_CANDIDATES",

@@ -40,7 +40,7 @@ from tracescore.receiver import GrpcReceiver, HttpReceiver
 from tracescore.storage import Journal
 
 if TYPE_CHECKING:
-    from tracescore.judges.live import LiveJudges
+    from tracescore.pipeline.live_judges import LiveJudges
 
 __all__ = ["Pipeline"]
 
@@ -105,7 +105,7 @@ class Pipeline:
         self.judges: LiveJudges | None = None
         if any(not e.deterministic for s in config.scenarios for e, _ in s.entries):
             # Imported only when needed: the judge client pulls in `openai`.
-            from tracescore.judges.live import LiveJudges
+            from tracescore.pipeline.live_judges import LiveJudges
 
             self.judges = LiveJudges(
                 config, self.telemetry, self._logs, spans=self._spans, viewers=viewers

@@ -3,7 +3,7 @@
 # The config package first: its model imports this package's config, which imports
 # config.serve; entered from here instead, the two would meet half-initialized.
 import tracescore.config  # noqa: F401
-from tracescore.storage.config import StorageSettings
+from tracescore.config.storage import StorageSettings
 from tracescore.storage.journal import Journal, Key, Recovered, Token
 
 __all__ = ["Journal", "Key", "Recovered", "StorageSettings", "Token"]

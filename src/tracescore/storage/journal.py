@@ -23,9 +23,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tracescore.config.storage import StorageSettings
 from tracescore.errors import OverloadedError
 from tracescore.storage import records
-from tracescore.storage.config import StorageSettings
 from tracescore.storage.log import Damage, SegmentLog
 from tracescore.storage.records import HeldSpan, Request
 

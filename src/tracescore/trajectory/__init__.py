@@ -12,6 +12,7 @@ from tracescore.trajectory._classify import (
     READING_KEYS,
     KeepKey,
     attribute_filter,
+    classify,
     needed_attribute,
     value_kept,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "PauseMarkers",
     "attribute_filter",
     "build_trajectories",
+    "classify",
     "needed_attribute",
     "value_kept",
 ]

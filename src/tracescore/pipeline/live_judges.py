@@ -26,8 +26,8 @@ from tracescore.export.spans import fanout_request
 from tracescore.judges.base import JudgeScorerBase
 from tracescore.judges.runner import JudgeJob, JudgeResult, JudgeRunner, judge_sampled
 from tracescore.judges.telemetry import JudgeCounters
-from tracescore.judges.wait import JudgeWait
-from tracescore.scenarios import RunResult
+from tracescore.model.run_result import RunResult
+from tracescore.pipeline.judge_wait import JudgeWait
 
 __all__ = ["LiveJudges", "judge_entries"]
 

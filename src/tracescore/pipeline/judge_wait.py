@@ -22,8 +22,8 @@ from tracescore.config.model import Scenario
 from tracescore.export.attributes import score_attributes
 from tracescore.judges.runner import JudgeResult
 from tracescore.judges.telemetry import JudgeCounters
+from tracescore.model.run_result import RunResult
 from tracescore.model.span import AttrValue
-from tracescore.scenarios import RunResult
 
 __all__ = ["JudgeWait", "with_judge_scores"]
 

@@ -12,7 +12,6 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from tracescore.config.serve import Duration
 from tracescore.judges.endpoint import (
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_MAX_RETRIES,
@@ -20,6 +19,7 @@ from tracescore.judges.endpoint import (
     DEFAULT_TIMEOUT_S,
     JudgeEndpoint,
 )
+from tracescore.units import Duration
 
 __all__ = ["CacheSettings", "JudgeFields", "JudgeSettings", "RedactionSettings"]
 

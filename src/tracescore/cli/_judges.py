@@ -12,11 +12,11 @@ import sys
 from collections.abc import MutableMapping, Sequence
 from typing import Protocol, TextIO
 
-from tracescore.config.judge import JudgeSettings
 from tracescore.config.model import Scenario
 from tracescore.judges.base import JudgeScorerBase
 from tracescore.judges.progress import Progress
 from tracescore.judges.runner import JudgeJob, JudgeRunner, judge_sampled
+from tracescore.judges.settings import JudgeSettings
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Trajectory
 from tracescore.scorers.base import ScorerBase

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tracescore.config.serve import MIB, ByteSize, Duration
+from tracescore.units import MIB, ByteSize, Duration
 
 __all__ = ["StorageSettings"]
 
