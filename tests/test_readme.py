@@ -112,6 +112,7 @@ def test_the_commands_that_are_checked_rather_than_run() -> None:
         "ruff check",
         "ruff format --check",
         "mypy",
+        "lint-imports",
         "pytest",
     ):
         assert tool in text
