@@ -24,10 +24,10 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2 as logs_svc
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2 as metrics_svc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2 as trace_svc
 
-from tracescore.config.serve import ExporterSettings
+from tracescore.config.serve import ClientTlsSettings, ExporterSettings
 from tracescore.export.attempt import RESPONSES, Attempt, partial_success
 
-__all__ = ["GrpcTransport", "retry_info_delay"]
+__all__ = ["GrpcTransport", "grpc_credentials", "retry_info_delay"]
 
 _SERVICES = {
     "traces": trace_svc.DESCRIPTOR.services_by_name["TraceService"],
@@ -69,7 +69,7 @@ class GrpcTransport:
         if self._secure:
             self._channel = grpc.aio.secure_channel(
                 self._target,
-                _grpc_credentials(self._settings),
+                grpc_credentials(self._settings.tls),
                 options=options,
                 compression=compression,
             )
@@ -102,8 +102,9 @@ class GrpcTransport:
             await self._channel.close(grace=None)
 
 
-def _grpc_credentials(settings: ExporterSettings) -> grpc.ChannelCredentials:
-    tls = settings.tls
+def grpc_credentials(tls: ClientTlsSettings | None) -> grpc.ChannelCredentials:
+    """TLS credentials of a gRPC channel (the system's roots when `tls` names no CA); the
+    trace and log exporter's and the metrics push's."""
 
     def read(path: str | None) -> bytes | None:
         if path is None:

@@ -43,6 +43,7 @@ from opentelemetry.sdk.metrics.export import (
 from tracescore import semconv
 from tracescore.config.serve import ClientTlsSettings, ExporterSettings
 from tracescore.export.destinations import refuse_signal
+from tracescore.export.grpc_transport import grpc_credentials
 from tracescore.export.metrics import Telemetry
 
 __all__ = ["METRICS_PATH", "CountingExporter", "metric_exporter", "metric_exporter_for"]
@@ -82,7 +83,7 @@ def metric_exporter(
         return GrpcMetricExporter(
             endpoint=endpoint,
             insecure=not secure,
-            credentials=_grpc_credentials(tls) if secure else None,
+            credentials=grpc_credentials(tls) if secure else None,
             headers=dict(headers or {}),
             timeout=timeout_s,
             compression=grpc.Compression.Gzip if compression == "gzip" else None,
@@ -229,18 +230,4 @@ def _points(metrics_data: MetricsData) -> int:
         for resource in metrics_data.resource_metrics
         for scope in resource.scope_metrics
         for metric in scope.metrics
-    )
-
-
-def _grpc_credentials(tls: ClientTlsSettings | None) -> grpc.ChannelCredentials:
-    def read(path: str | None) -> bytes | None:
-        if path is None:
-            return None
-        with open(path, "rb") as fh:
-            return fh.read()
-
-    return grpc.ssl_channel_credentials(
-        root_certificates=read(tls.ca_file) if tls else None,
-        private_key=read(tls.key_file) if tls else None,
-        certificate_chain=read(tls.cert_file) if tls else None,
     )
