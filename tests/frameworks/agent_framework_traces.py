@@ -27,22 +27,7 @@ PROMPTS = cases.AGENT_FRAMEWORK_PROMPTS
 ANSWERS = cases.AGENT_FRAMEWORK_ANSWERS
 LLM_SCRIPT: dict[str, Any] = {
     "scenarios": [
-        {
-            "name": "billing",
-            "match": "[billing-agent]",
-            "steps": [
-                {
-                    "tool_calls": [
-                        {
-                            "name": "lookup_invoice",
-                            "arguments": {"invoice_id": "INV-9"},
-                            "id": "call_b1",
-                        }
-                    ]
-                },
-                {"content": ANSWERS["handoff"]},
-            ],
-        },
+        cases.billing_scenario(ANSWERS["handoff"]),
         {
             "name": "triage",
             "match": "[triage-agent]",

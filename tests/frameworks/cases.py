@@ -5,6 +5,8 @@ Kept apart from the generators so tests can state expectations without importing
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "AGNO_ANSWERS",
     "AGNO_PROMPTS",
@@ -74,3 +76,24 @@ TRACELOOP_ANSWERS = {
 
 AGENT_FRAMEWORK_PROMPTS = {"handoff": "Why is invoice INV-9 so high?"}
 AGENT_FRAMEWORK_ANSWERS = {"handoff": "INV-9 includes a one-off setup fee."}
+
+
+def billing_scenario(answer: str) -> dict[str, Any]:
+    """The fake model's billing agent, the same in every framework's runs: it looks up invoice
+    INV-9, then answers `answer`."""
+    return {
+        "name": "billing",
+        "match": "[billing-agent]",
+        "steps": [
+            {
+                "tool_calls": [
+                    {
+                        "name": "lookup_invoice",
+                        "arguments": {"invoice_id": "INV-9"},
+                        "id": "call_b1",
+                    }
+                ]
+            },
+            {"content": answer},
+        ],
+    }

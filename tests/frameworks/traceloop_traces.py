@@ -34,22 +34,7 @@ PROMPTS = cases.TRACELOOP_PROMPTS
 ANSWERS = cases.TRACELOOP_ANSWERS
 LLM_SCRIPT: dict[str, Any] = {
     "scenarios": [
-        {
-            "name": "billing",
-            "match": "[billing-agent]",
-            "steps": [
-                {
-                    "tool_calls": [
-                        {
-                            "name": "lookup_invoice",
-                            "arguments": {"invoice_id": "INV-9"},
-                            "id": "call_b1",
-                        }
-                    ]
-                },
-                {"content": ANSWERS["billing"]},
-            ],
-        },
+        cases.billing_scenario(ANSWERS["billing"]),
         {
             "name": "support",
             "match": "[support-agent]",
