@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 
-from tracescore.config.serve import Duration, RetrySettings, _Frozen, header_problem
+from tracescore.config.serve import Duration, RetrySettings, _Frozen, check_headers
 
 __all__ = ["AnnotationsSettings", "PhoenixAnnotationSettings"]
 
@@ -49,11 +49,7 @@ class PhoenixAnnotationSettings(_Frozen):
     @field_validator("headers")
     @classmethod
     def _headers_are_sendable(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, text in value.items():
-            problem = header_problem(name, text)
-            if problem is not None:
-                raise ValueError(problem)
-        return value
+        return check_headers(value)
 
 
 class AnnotationsSettings(_Frozen):

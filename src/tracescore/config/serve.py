@@ -51,6 +51,7 @@ __all__ = [
     "ServerTlsSettings",
     "ServiceSettings",
     "SignalSettings",
+    "check_headers",
     "header_problem",
     "parse_duration",
     "parse_optional_duration",
@@ -193,7 +194,8 @@ def _check_endpoint(value: str) -> str:
     return value
 
 
-def _check_headers(value: dict[str, str]) -> dict[str, str]:
+def check_headers(value: dict[str, str]) -> dict[str, str]:
+    """`value` unchanged, or ValueError naming the first header that cannot be sent as it is."""
     for name, text in value.items():
         problem = header_problem(name, text)
         if problem is not None:
@@ -226,7 +228,7 @@ class SignalSettings(_Frozen):
     @field_validator("headers")
     @classmethod
     def _headers_are_sendable(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        return None if value is None else _check_headers(value)
+        return None if value is None else check_headers(value)
 
 
 class ExporterSettings(_Frozen):
@@ -269,7 +271,7 @@ class ExporterSettings(_Frozen):
     @field_validator("headers")
     @classmethod
     def _headers_are_sendable(cls, value: dict[str, str]) -> dict[str, str]:
-        return _check_headers(value)
+        return check_headers(value)
 
     def signal(self, name: str) -> SignalSettings:
         """The section of one signal (`traces`, `logs` or `metrics`)."""
