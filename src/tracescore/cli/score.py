@@ -193,7 +193,7 @@ def score_runs(
 
 
 def score_deferred(pending: Sequence[PendingRun]) -> None:
-    """Score the entries that need a judge, for all runs at once (`judges.offline`).
+    """Score the entries that need a judge, for all runs at once (`cli._judges`).
 
     One async batch over every pending run: shared clients, concurrency, cache, budgets, and a
     progress bar on a TTY. Raises ConfigError when a judge cannot start (an unset API key

@@ -22,7 +22,7 @@ WITHHELD = "[withheld from the judge by judge_fields]"
 
 
 class FieldPolicy(Protocol):
-    """What `withhold` needs from `config.judge.JudgeFields` (kept structural: no import)."""
+    """What `withhold` needs from `judges.settings.JudgeFields` (kept structural: no import)."""
 
     def hides(self, field: str, tool: str | None = None) -> bool: ...
 

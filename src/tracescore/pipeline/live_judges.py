@@ -9,8 +9,8 @@ yields `skipped: queue_full` scores). When they finish, their scores leave as th
 `gen_ai.evaluation.result` events on the same agent span and as score metrics; the judges' own
 counters (calls, tokens, latency, retries, cache hits, skips, expired waits) are instruments on
 `Telemetry.meter`, so they join `/metrics` and the OTLP push. With `judge.judge_wait` above 0,
-`submit` also returns a `JudgeWait` (judges/wait.py) that keeps the run's span until its judge
-scores are on it or the wait is over; with 0 it returns None and the span leaves at once.
+`submit` also returns a `JudgeWait` (pipeline/judge_wait.py) that keeps the run's span until its
+judge scores are on it or the wait is over; with 0 it returns None and the span leaves at once.
 """
 
 from __future__ import annotations

@@ -159,7 +159,7 @@ class RunScorer:
         logs: where `gen_ai.evaluation.result` events go.
         spans: where `evaluate {agent}` spans go (`mode: fanout`), else None.
         prefix: score attribute prefix.
-        judges: takes each scored run for its LLM judges (`judges.live`); must not block.
+        judges: takes each scored run for its LLM judges (`pipeline.live_judges`); must not block.
             What it returns (with `judge_wait` > 0) stands in for the run's attributes: the
             assembler keeps the span, or in fanout mode the `evaluate` span, waiting on it.
         viewers: takes each scored run for viewers' own annotation APIs (Phoenix); must not
