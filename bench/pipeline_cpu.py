@@ -41,6 +41,8 @@ assert _spec is not None
 assert _spec.loader is not None
 throughput = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(throughput)
+sys.path.insert(0, str(_HERE))
+import capacity_load  # noqa: E402
 
 MIXES = {
     "checks": """
@@ -99,13 +101,24 @@ def main() -> None:
     parser.add_argument("--mix", choices=sorted(MIXES), default="checks")
     parser.add_argument("--traces", type=int, default=200)
     parser.add_argument("--passes", type=int, default=5)
+    parser.add_argument(
+        "--stream",
+        choices=["throughput", "capacity"],
+        default="throughput",
+        help="bench/throughput.py's runs, or bench/capacity.py's two shapes (bench/shapes.py)",
+    )
     args = parser.parse_args()
     time.time_ns = lambda: 1_800_000_000_000_000_000  # observed times: a digest that can repeat
     config = parse_config(CONFIG.format(mix=MIXES[args.mix]))
     exporter = DigestExporter()
     pipeline = Pipeline(config, exporter=exporter)  # type: ignore[arg-type]
     assembler = pipeline.assembler
-    batches, counts, _ = throughput.make_stream(args.traces)
+    if args.stream == "capacity":
+        batches, counts = capacity_load.make_stream(args.traces, 0)
+        retag = capacity_load.tag
+    else:
+        batches, counts, _ = throughput.make_stream(args.traces)
+        retag = throughput._tag
     clock = [0.0]
     assembler._clock = lambda: clock[0]  # runs are due when the bench says
     gc.freeze()
@@ -113,7 +126,7 @@ def main() -> None:
     for n_pass in range(args.passes + 1):
         started = time.process_time()
         for body, count in zip(batches, counts, strict=True):
-            body = body.replace(throughput._tag(0), throughput._tag(n_pass)) if n_pass else body
+            body = body.replace(retag(0), retag(n_pass)) if n_pass else body
             check_proto_request(body)
             assembler.consume(None, body)
             clock[0] += 0.01
