@@ -1,6 +1,6 @@
 """CPU per span of the whole service pipeline, in process, for two scorer mixes.
 
-    .venv/bin/python bench/pipeline_cpu.py [--mix checks|matching] [--traces 200] [--passes 5]
+    .venv/bin/python bench/pipeline_cpu.py [--mix checks|matching] [--traces 200] [--passes 5] [--stream capacity]
     valgrind --tool=callgrind --callgrind-out-file=/dev/null \\
         .venv/bin/python bench/pipeline_cpu.py --mix checks --passes 1   # and --passes 3
 
@@ -8,7 +8,9 @@ What `tracescore serve` does to a request, without the sockets: the receiver's s
 (`check_proto_request`), the assembler's ingest, a tick that scores every run (build, score,
 metrics, evaluation events, score attributes) and the exporter's hand-off, which here keeps a
 digest of every body instead of sending it. The stream is `bench/throughput.py`'s (20-span
-agent runs in 512-span batches, fresh trace ids on every pass). Mixes:
+agent runs in 512-span batches, fresh trace ids on every pass), or with `--stream capacity`
+bench/capacity.py's (two shapes, half of them chat spans carrying their tool-call messages,
+which the builder joins to the tool spans: the costlier and the commoner shape). Mixes:
 - checks: bench/throughput.py's scenario (a `max_tool_calls` gate, `no_tool_errors`,
   `called_tool`);
 - matching: `tool_calls` with argument specs, `trajectory_accuracy` and `tool_call_accuracy`
