@@ -1,6 +1,6 @@
 """CPU per span of the whole service pipeline, in process, for two scorer mixes.
 
-    .venv/bin/python bench/pipeline_cpu.py [--mix checks|matching] [--traces 200] [--passes 5] [--stream capacity]
+    .venv/bin/python bench/pipeline_cpu.py [--mix checks|matching] [--stream capacity]
     valgrind --tool=callgrind --callgrind-out-file=/dev/null \\
         .venv/bin/python bench/pipeline_cpu.py --mix checks --passes 1   # and --passes 3
 
