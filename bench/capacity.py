@@ -300,22 +300,28 @@ class Bench:
         loaded_s, loaded_cpu = time.monotonic() - t0, cpu_seconds(pid) - c0
         target.n_pass = max(r["next_pass"] for r in results)
         spans = sum(r["spans"] for r in results)
-        delivered = None
+        delivered = drain_s = None
         if target.metrics:  # idle to idle: wait until every run was scored and forwarded
-            deadline = time.monotonic() + 30
+            ended = time.monotonic()
+            deadline = ended + 30
+            # Every accepted span delivered means every run was scored: agent spans are held
+            # until then. (The runs gauge never reaches 0: a step ends mid-pass, and traces cut
+            # before their agent span wait for `max_trace_age`, their spans forwarded already.)
             while time.monotonic() < deadline:
-                runs, _ = await self.gauges(target)
                 delivered = await self.sink_spans() - sink0
-                if runs == 0 and delivered >= spans:
+                if delivered >= spans:
+                    drain_s = time.monotonic() - ended
                     break
-                await asyncio.sleep(0.5)
+                await asyncio.sleep(0.1)
+            else:
+                drain_s = math.inf
         await asyncio.sleep(0.3)
         wall = time.monotonic() - t0
         cpu = cpu_seconds(pid) - c0
         other = (busy_seconds() - b0 - cpu - (sum(map(cpu_seconds, ours)) - o0)) / wall
         cores = loaded_cpu / loaded_s
         cpu -= target.idle_cores * wall  # ticks, metrics and this bench's scraping, not spans
-        step = verdict(rate, seconds, results, samples, cores, cpu, delivered, other)
+        step = verdict(rate, seconds, results, samples, cores, cpu, delivered, other, drain_s)
         target.steps.append(step)
         return step
 

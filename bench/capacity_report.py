@@ -14,6 +14,11 @@ SENDER_LAG_MAX_S = 0.050
 # start by at most this fraction (plus a few runs: a tick's worth of runs comes and goes).
 GROWTH_MAX = 0.20
 GROWTH_SLACK_RUNS = 100
+# A service that keeps up has scored and forwarded everything a short while after the load
+# stops: the last runs wait `decision_wait` (2 s by default) and one tick (0.25 s). Longer
+# means it was behind and a step's buffer (512 MiB holds ~20 s of runs at these rates) hid it:
+# a 5-8 s step can be accepted in full at twice the rate one core can score.
+DRAIN_MAX_S = 3.5
 
 
 @dataclasses.dataclass
@@ -34,6 +39,7 @@ class Step:
     other: float  # cores used by other processes on the machine meanwhile
     sender_lag: float
     why: list[str]
+    drain_s: float | None = None  # from the end of the load until all was scored and delivered
 
     @property
     def ok(self) -> bool:
@@ -69,6 +75,7 @@ def verdict(
     cpu: float,
     delivered: int | None,
     other: float,
+    drain_s: float | None = None,
 ) -> Step:
     """Merge the senders' figures for one step and judge it."""
     offered = sum(r["offered"] for r in results)
@@ -100,6 +107,7 @@ def verdict(
         other=other,
         sender_lag=lag,
         why=[],
+        drain_s=drain_s,
     )
     if step.accepted < ACCEPTED_MIN:
         step.why.append(f"accepted {step.accepted:.2%} < {ACCEPTED_MIN:.1%}")
@@ -107,6 +115,8 @@ def verdict(
         step.why.append(f"p99 {step.p99 * 1000:.0f} ms > {P99_MAX_S * 1000:.0f} ms")
     if runs is not None and runs[1] > runs[0] * (1 + GROWTH_MAX) + GROWTH_SLACK_RUNS:
         step.why.append(f"buffers growing ({runs[0]:,.0f} -> {runs[1]:,.0f} runs)")
+    if drain_s is not None and drain_s > DRAIN_MAX_S:
+        step.why.append(f"behind: still scoring {drain_s:.1f} s after the load (> {DRAIN_MAX_S} s)")
     if step.sender_limited:
         step.why.append(f"the senders lagged (p99 {lag * 1000:.0f} ms): no verdict on the server")
     return step
@@ -123,6 +133,7 @@ def print_step(protocol: str, name: str, step: Step) -> None:
         f"  {protocol:<4} {name:<22} {step.rate:>9,.0f} offered {step.achieved:>9,.0f} accepted"
         f" {step.accepted:>7.2%} (first try {step.first_try:>7.2%}) p50/p99"
         f" {_ms(step.p50):>5}/{_ms(step.p99):<5} ms  cpu {step.cores:4.2f}"
+        f"{'' if step.drain_s is None else f'  drain {step.drain_s:4.1f} s'}"
         f"  runs {runs} other {step.other:4.2f}  {verdict_text}",
         flush=True,
     )
@@ -183,5 +194,29 @@ def print_summary(protocol: str, targets: list[Any]) -> dict[str, Any]:
             "limit": why,
             "steps": [dataclasses.asdict(s) for s in target.steps],
         }
+    _print_baseline_bound(targets[0].steps, rows)
     print(flush=True)
     return rows
+
+
+def _print_baseline_bound(base_steps: list[Step], rows: dict[str, Any]) -> None:
+    """When the senders, not parse-and-discard, stopped its ladder, its capacity is only known
+    to be at least its best step: the ratios above are then upper bounds. One core at its CPU
+    per span bounds it from above, which gives each ratio's lower bound."""
+    best, limit = capacity(base_steps)
+    if best is None or (limit is not None and not limit.sender_limited):
+        return
+    if limit is None and not any(s.sender_limited for s in base_steps):
+        return
+    costs = sorted(s.us_per_span for s in base_steps if s.spans)
+    one_core = 1e6 / costs[len(costs) // 2]
+    print(
+        f"  parse-and-discard's limit was not reached (the senders lagged first): its capacity"
+        f" is between {best.rate:,.0f} and about {one_core:,.0f} spans/s (one core at its CPU"
+        f" per span), so each ratio lies between rate / {one_core:,.0f} and the ratio shown:",
+        flush=True,
+    )
+    for name, row in rows.items():
+        low = row["capacity_spans_s"] / one_core
+        row["ratio_lower_bound"] = low
+        print(f"    {name:<22} {low:.3f} to {row['ratio']:.3f}", flush=True)
