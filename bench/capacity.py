@@ -12,7 +12,9 @@ How it is measured, each part in its own process:
   answer: the transport's Python limit) and one `tracescore serve` per scorer mix, run with its
   SHIPPED DEFAULTS: the config names only the endpoints and the scenarios;
 - senders (`--shards` processes) and the sink the service exports to, on CPU 1: the senders
-  are open-loop (bench/capacity_load.py): requests leave when the rate says, answered or not,
+  are open-loop (bench/loadgen, in Go, built on first use and cached; or with
+  `--sender python` bench/capacity_load.py, which lags below parse-and-discard's limit):
+  requests leave when the rate says, answered or not,
   latency counts from when a request was due, and a refused request is sent again after the
   Retry-After / RetryInfo the server advised;
 - rates step up geometrically until a step fails, then bisect; the servers' ladders are
@@ -34,11 +36,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ctypes
+import hashlib
 import json
 import math
 import os
+import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -80,6 +85,35 @@ scenarios:
         expected_tool_order: [search_docs, read_file]
 """,
 }
+
+
+def go_sender() -> Path:
+    """bench/loadgen built (cached by its sources' hash under ~/.cache/tracescore)."""
+    source = HERE / "loadgen"
+    digest = hashlib.sha256()
+    for name in ("go.mod", "go.sum", "main.go"):
+        digest.update((source / name).read_bytes())
+    binary = Path.home() / ".cache" / "tracescore" / f"loadgen-{digest.hexdigest()[:16]}"
+    if not binary.exists():
+        if shutil.which("go") is None:
+            raise SystemExit("--sender go needs Go on PATH (or use --sender python)")
+        tmp = binary.with_suffix(".tmp")
+        subprocess.run(["go", "build", "-o", str(tmp), "."], cwd=source, check=True)
+        tmp.rename(binary)
+    return binary
+
+
+def write_stream(n_traces: int, shard: int) -> str:
+    """One shard's requests in a file for the Go sender: (spans, size) as two little-endian
+    uint32, then the bytes, for each request."""
+    from capacity_load import make_stream
+
+    batches, counts = make_stream(n_traces, shard)
+    path = Path(tempfile.mkdtemp(prefix="tracescore-capacity-")) / f"stream-{shard}.bin"
+    with path.open("wb") as f:
+        for body, count in zip(batches, counts, strict=True):
+            f.write(struct.pack("<II", count, len(body)) + body)
+    return str(path)
 
 
 def free_port() -> int:
@@ -193,14 +227,15 @@ class Bench:
         cmd += ["--http-port", str(http_port), "--grpc-port", str(grpc_port)]
         self.procs.append(start(cmd, CLIENT_CPU, "READY", env))
         self.sink_http, self.sink_grpc = http_port, grpc_port
+        loadgen = go_sender() if self.args.sender == "go" else None
         for shard in range(self.args.shards):
+            if loadgen is not None:
+                cmd = [str(loadgen), "--stream", write_stream(self.args.traces, shard)]
+            else:
+                cmd = [sys.executable, str(HERE / "capacity_load.py"), "--shard", str(shard)]
+                cmd += ["--traces", str(self.args.traces)]
             proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                str(HERE / "capacity_load.py"),
-                "--shard",
-                str(shard),
-                "--traces",
-                str(self.args.traces),
+                *cmd,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 preexec_fn=_pinned(CLIENT_CPU),
@@ -366,7 +401,8 @@ async def run(args: argparse.Namespace) -> dict:
         await bench.setup()
         defaults = ExporterSettings(endpoint="http://127.0.0.1:1")
         print(
-            f"servers on CPU {SERVER_CPU}; {args.shards} sender processes and the sink on CPU"
+            f"servers on CPU {SERVER_CPU}; {args.shards} {args.sender} sender processes and the"
+            f" sink on CPU"
             f" {CLIENT_CPU}; steps of {args.step_s:.0f} s; serve exports over"
             f" {args.export_protocol or defaults.protocol + ' (default)'} with compression"
             f" {args.export_compression or defaults.compression + ' (default)'}",
@@ -386,6 +422,13 @@ def main() -> int:
     parser.add_argument("--protocols", default="http,grpc")
     parser.add_argument("--mixes", default="bench,matching")
     parser.add_argument("--shards", type=int, default=2, help="sender processes")
+    parser.add_argument(
+        "--sender",
+        choices=["go", "python"],
+        default="go" if shutil.which("go") else "python",
+        help="bench/loadgen (Go; the default where Go is installed) or bench/capacity_load.py:"
+        " the Python sender lags below parse-and-discard's limit",
+    )
     parser.add_argument("--traces", type=int, default=2000, help="distinct traces per pass")
     parser.add_argument("--step-s", type=float, help="seconds of load per step (8; quick 5)")
     parser.add_argument("--deadline-s", type=float, default=10.0)
