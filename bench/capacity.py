@@ -270,6 +270,7 @@ class Bench:
         path.write_text(config)
         cmd = [sys.executable, "-m", "tracescore", "serve", "--config", str(path)]
         env = {"PYTHONPATH": self.args.serve_src} if self.args.serve_src else {}
+        env.update(item.split("=", 1) for item in self.args.serve_env)  # type: ignore[misc]
         proc = start([*cmd, "--log-level", "warning"], SERVER_CPU, "tracescore serve: ready", env)
         self.procs.append(proc)
         port = grpc_port if protocol == "grpc" else http_port
@@ -405,7 +406,8 @@ async def run(args: argparse.Namespace) -> dict:
             f" sink on CPU"
             f" {CLIENT_CPU}; steps of {args.step_s:.0f} s; serve exports over"
             f" {args.export_protocol or defaults.protocol + ' (default)'} with compression"
-            f" {args.export_compression or defaults.compression + ' (default)'}",
+            f" {args.export_compression or defaults.compression + ' (default)'}"
+            + (f"; serve's environment: {' '.join(args.serve_env)}" if args.serve_env else ""),
             flush=True,
         )
         for protocol in args.protocols.split(","):
@@ -441,6 +443,13 @@ def main() -> int:
     parser.add_argument("--export-compression", choices=["gzip", "none"])
     parser.add_argument(
         "--serve-src", help="run serve from this source tree (a src/ folder) to compare versions"
+    )
+    parser.add_argument(
+        "--serve-env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="environment of serve, e.g. TRACESCORE_NATIVE=0 for the pure-Python path",
     )
     parser.add_argument("--out", help="write every step and the summary as JSON here")
     args = parser.parse_args()
