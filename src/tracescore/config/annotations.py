@@ -11,12 +11,14 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 
-from tracescore.config.serve import Duration, RetrySettings, _Frozen, check_headers
+from tracescore.config._base import Frozen
+from tracescore.config.exporter import RetrySettings, check_headers
+from tracescore.units import Duration
 
 __all__ = ["AnnotationsSettings", "PhoenixAnnotationSettings"]
 
 
-class PhoenixAnnotationSettings(_Frozen):
+class PhoenixAnnotationSettings(Frozen):
     """Every score as a span annotation on the scored span in Arize Phoenix."""
 
     endpoint: str
@@ -52,7 +54,7 @@ class PhoenixAnnotationSettings(_Frozen):
         return check_headers(value)
 
 
-class AnnotationsSettings(_Frozen):
+class AnnotationsSettings(Frozen):
     """Viewers that get every score through their own annotation API (tracescore serve)."""
 
     phoenix: PhoenixAnnotationSettings | None = None

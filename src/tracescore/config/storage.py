@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from tracescore.config._base import Frozen
 from tracescore.units import MIB, ByteSize, Duration
 
 __all__ = ["StorageSettings"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
-
-class StorageSettings(_Frozen):
+class StorageSettings(Frozen):
     """Write-ahead storage: every accepted request is on disk before it is answered.
 
     Off when the section is absent. With it, a crash (SIGKILL, OOM, power loss after the
