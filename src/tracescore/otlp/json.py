@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +28,16 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from tracescore.errors import InputError
 from tracescore.otlp.decode import DecodeResult, KeyFilter
+from tracescore.otlp.json_values import (
+    as_double,
+    as_enum,
+    as_id,
+    as_int,
+    as_list,
+    as_object,
+    as_str,
+    kind_of,
+)
 from tracescore.otlp.proto import decode_proto_request
 
 __all__ = ["decode_json_request", "json_to_request", "parse_json_request"]
@@ -42,7 +51,6 @@ _KINDS = {
     "SPAN_KIND_CONSUMER": 5,
 }
 _STATUS = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
-_SPECIAL_DOUBLES = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 def parse_json_request(body: bytes) -> ExportTraceServiceRequest:
@@ -68,10 +76,12 @@ def decode_json_request(
     is decoded as the service decodes protobuf.
     """
     if not isinstance(body, Mapping):
-        raise InputError(f"{source}: expected a JSON object with resourceSpans, got {_kind(body)}")
+        raise InputError(
+            f"{source}: expected a JSON object with resourceSpans, got {kind_of(body)}"
+        )
     resource_spans = body.get("resourceSpans", [])
     if not isinstance(resource_spans, list):
-        raise InputError(f"{source}: resourceSpans must be a list, got {_kind(resource_spans)}")
+        raise InputError(f"{source}: resourceSpans must be a list, got {kind_of(resource_spans)}")
     rejected: list[str] = []
     request = json_to_request(body, source, rejected)
     result = decode_proto_request(request, source, key_filter)
@@ -92,9 +102,9 @@ def json_to_request(
             resource, scope or span left out, and the rest is kept.
     """
     request = ExportTraceServiceRequest()
-    _object(obj, where)
+    as_object(obj, where)
     assert isinstance(obj, Mapping)
-    for i, rs_obj in enumerate(_list(obj.get("resourceSpans"), "resourceSpans")):
+    for i, rs_obj in enumerate(as_list(obj.get("resourceSpans"), "resourceSpans")):
         try:
             _resource_spans(request, rs_obj, f"resourceSpans[{i}]", rejected)
         except InputError as exc:
@@ -109,30 +119,30 @@ def _resource_spans(
     request: ExportTraceServiceRequest, rs_obj: object, where: str, rejected: list[str] | None
 ) -> None:
     rs = request.resource_spans.add()
-    rs_obj = _object(rs_obj, where)
+    rs_obj = as_object(rs_obj, where)
     resource = rs_obj.get("resource")
     if resource is not None:
-        resource = _object(resource, f"{where}.resource")
+        resource = as_object(resource, f"{where}.resource")
         rs.resource.SetInParent()
         _attributes(rs.resource.attributes, resource.get("attributes"), f"{where}.resource")
-        dropped = _int(resource.get("droppedAttributesCount", 0), f"{where}.resource")
+        dropped = as_int(resource.get("droppedAttributesCount", 0), f"{where}.resource")
         if dropped:
             rs.resource.dropped_attributes_count = dropped
-    rs.schema_url = _str(rs_obj.get("schemaUrl", ""), f"{where}.schemaUrl")
+    rs.schema_url = as_str(rs_obj.get("schemaUrl", ""), f"{where}.schemaUrl")
     scopes = rs_obj.get("scopeSpans", rs_obj.get("instrumentationLibrarySpans"))
-    for j, ss_obj in enumerate(_list(scopes, f"{where}.scopeSpans")):
+    for j, ss_obj in enumerate(as_list(scopes, f"{where}.scopeSpans")):
         ss_where = f"{where}.scopeSpans[{j}]"
-        ss_obj = _object(ss_obj, ss_where)
+        ss_obj = as_object(ss_obj, ss_where)
         ss = rs.scope_spans.add()
         scope = ss_obj.get("scope", ss_obj.get("instrumentationLibrary"))
         if scope is not None:
             ss.scope.SetInParent()
-            _scope(ss.scope, _object(scope, f"{ss_where}.scope"), f"{ss_where}.scope")
-        ss.schema_url = _str(ss_obj.get("schemaUrl", ""), f"{ss_where}.schemaUrl")
-        for k, span_obj in enumerate(_list(ss_obj.get("spans"), f"{ss_where}.spans")):
+            _scope(ss.scope, as_object(scope, f"{ss_where}.scope"), f"{ss_where}.scope")
+        ss.schema_url = as_str(ss_obj.get("schemaUrl", ""), f"{ss_where}.schemaUrl")
+        for k, span_obj in enumerate(as_list(ss_obj.get("spans"), f"{ss_where}.spans")):
             span_where = f"{ss_where}.spans[{k}]"
             try:
-                _span(ss.spans.add(), _object(span_obj, span_where), span_where)
+                _span(ss.spans.add(), as_object(span_obj, span_where), span_where)
             except InputError as exc:
                 if rejected is None:
                     raise
@@ -143,88 +153,92 @@ def _resource_spans(
 def _scope(scope: InstrumentationScope, obj: Mapping[str, Any], where: str) -> None:
     # Scalars are set only when given, so the forwarded bytes say what the sender said; a
     # message given as `{}` is marked present, as the protobuf library's own parser does.
-    if name := _str(obj.get("name", ""), f"{where}.name"):
+    if name := as_str(obj.get("name", ""), f"{where}.name"):
         scope.name = name
-    if version := _str(obj.get("version", ""), f"{where}.version"):
+    if version := as_str(obj.get("version", ""), f"{where}.version"):
         scope.version = version
     _attributes(scope.attributes, obj.get("attributes"), where)
 
 
 def _span(span: Span, obj: Mapping[str, Any], where: str) -> None:
-    span.trace_id = _id(obj.get("traceId"), 16, f"{where}.traceId")
-    span.span_id = _id(obj.get("spanId"), 8, f"{where}.spanId")
-    span.trace_state = _str(obj.get("traceState", ""), f"{where}.traceState")
-    span.parent_span_id = _id(obj.get("parentSpanId"), 8, f"{where}.parentSpanId")
-    span.flags = _int(obj.get("flags", 0), f"{where}.flags")
-    span.name = _str(obj.get("name", ""), f"{where}.name")
-    span.kind = _enum(obj.get("kind", 0), _KINDS, f"{where}.kind")  # type: ignore[assignment]
-    span.start_time_unix_nano = _int(obj.get("startTimeUnixNano", 0), f"{where}.startTimeUnixNano")
-    span.end_time_unix_nano = _int(obj.get("endTimeUnixNano", 0), f"{where}.endTimeUnixNano")
+    span.trace_id = as_id(obj.get("traceId"), 16, f"{where}.traceId")
+    span.span_id = as_id(obj.get("spanId"), 8, f"{where}.spanId")
+    span.trace_state = as_str(obj.get("traceState", ""), f"{where}.traceState")
+    span.parent_span_id = as_id(obj.get("parentSpanId"), 8, f"{where}.parentSpanId")
+    span.flags = as_int(obj.get("flags", 0), f"{where}.flags")
+    span.name = as_str(obj.get("name", ""), f"{where}.name")
+    span.kind = as_enum(obj.get("kind", 0), _KINDS, f"{where}.kind")  # type: ignore[assignment]
+    span.start_time_unix_nano = as_int(
+        obj.get("startTimeUnixNano", 0), f"{where}.startTimeUnixNano"
+    )
+    span.end_time_unix_nano = as_int(obj.get("endTimeUnixNano", 0), f"{where}.endTimeUnixNano")
     _attributes(span.attributes, obj.get("attributes"), where)
-    span.dropped_attributes_count = _int(obj.get("droppedAttributesCount", 0), where)
-    for n, event_obj in enumerate(_list(obj.get("events"), f"{where}.events")):
+    span.dropped_attributes_count = as_int(obj.get("droppedAttributesCount", 0), where)
+    for n, event_obj in enumerate(as_list(obj.get("events"), f"{where}.events")):
         event_where = f"{where}.events[{n}]"
-        event_obj = _object(event_obj, event_where)
+        event_obj = as_object(event_obj, event_where)
         event = span.events.add()
-        event.time_unix_nano = _int(event_obj.get("timeUnixNano", 0), f"{event_where}.timeUnixNano")
-        event.name = _str(event_obj.get("name", ""), f"{event_where}.name")
+        event.time_unix_nano = as_int(
+            event_obj.get("timeUnixNano", 0), f"{event_where}.timeUnixNano"
+        )
+        event.name = as_str(event_obj.get("name", ""), f"{event_where}.name")
         _attributes(event.attributes, event_obj.get("attributes"), event_where)
-        event.dropped_attributes_count = _int(event_obj.get("droppedAttributesCount", 0), where)
-    span.dropped_events_count = _int(obj.get("droppedEventsCount", 0), where)
-    for n, link_obj in enumerate(_list(obj.get("links"), f"{where}.links")):
+        event.dropped_attributes_count = as_int(event_obj.get("droppedAttributesCount", 0), where)
+    span.dropped_events_count = as_int(obj.get("droppedEventsCount", 0), where)
+    for n, link_obj in enumerate(as_list(obj.get("links"), f"{where}.links")):
         link_where = f"{where}.links[{n}]"
-        link_obj = _object(link_obj, link_where)
+        link_obj = as_object(link_obj, link_where)
         link = span.links.add()
-        link.trace_id = _id(link_obj.get("traceId"), 16, f"{link_where}.traceId")
-        link.span_id = _id(link_obj.get("spanId"), 8, f"{link_where}.spanId")
-        link.trace_state = _str(link_obj.get("traceState", ""), f"{link_where}.traceState")
+        link.trace_id = as_id(link_obj.get("traceId"), 16, f"{link_where}.traceId")
+        link.span_id = as_id(link_obj.get("spanId"), 8, f"{link_where}.spanId")
+        link.trace_state = as_str(link_obj.get("traceState", ""), f"{link_where}.traceState")
         _attributes(link.attributes, link_obj.get("attributes"), link_where)
-        link.flags = _int(link_obj.get("flags", 0), f"{link_where}.flags")
-    span.dropped_links_count = _int(obj.get("droppedLinksCount", 0), where)
+        link.flags = as_int(link_obj.get("flags", 0), f"{link_where}.flags")
+    span.dropped_links_count = as_int(obj.get("droppedLinksCount", 0), where)
     status = obj.get("status")
     if status is not None:
-        status = _object(status, f"{where}.status")
+        status = as_object(status, f"{where}.status")
         span.status.SetInParent()
-        if message := _str(status.get("message", ""), f"{where}.status.message"):
+        if message := as_str(status.get("message", ""), f"{where}.status.message"):
             span.status.message = message
-        if code := _enum(status.get("code", 0), _STATUS, f"{where}.status.code"):
+        if code := as_enum(status.get("code", 0), _STATUS, f"{where}.status.code"):
             span.status.code = code  # type: ignore[assignment]
 
 
 def _attributes(target: Any, raw: object, where: str) -> None:
-    for n, kv_obj in enumerate(_list(raw, f"{where}.attributes")):
+    for n, kv_obj in enumerate(as_list(raw, f"{where}.attributes")):
         kv_where = f"{where}.attributes[{n}]"
-        kv_obj = _object(kv_obj, kv_where)
+        kv_obj = as_object(kv_obj, kv_where)
         kv: KeyValue = target.add()
-        kv.key = _str(kv_obj.get("key", ""), f"{kv_where}.key")
+        kv.key = as_str(kv_obj.get("key", ""), f"{kv_where}.key")
         value = kv_obj.get("value")
         if value is not None:
             _any_value(kv.value, value, f"{kv_where}.value")
 
 
 def _any_value(target: AnyValue, raw: object, where: str) -> None:
-    obj = _object(raw, where)
+    obj = as_object(raw, where)
     if "stringValue" in obj:
-        target.string_value = _str(obj["stringValue"], f"{where}.stringValue")
+        target.string_value = as_str(obj["stringValue"], f"{where}.stringValue")
     elif "boolValue" in obj:
         value = obj["boolValue"]
         if not isinstance(value, bool):
             raise InputError(f"{where}.boolValue: expected true or false, got {value!r}")
         target.bool_value = value
     elif "intValue" in obj:
-        target.int_value = _int(obj["intValue"], f"{where}.intValue", signed=True)
+        target.int_value = as_int(obj["intValue"], f"{where}.intValue", signed=True)
     elif "doubleValue" in obj:
-        target.double_value = _double(obj["doubleValue"], f"{where}.doubleValue")
+        target.double_value = as_double(obj["doubleValue"], f"{where}.doubleValue")
     elif "arrayValue" in obj:
-        array = _object(obj["arrayValue"] or {}, f"{where}.arrayValue")
-        for n, item in enumerate(_list(array.get("values"), f"{where}.arrayValue.values")):
+        array = as_object(obj["arrayValue"] or {}, f"{where}.arrayValue")
+        for n, item in enumerate(as_list(array.get("values"), f"{where}.arrayValue.values")):
             _any_value(target.array_value.values.add(), item, f"{where}.arrayValue.values[{n}]")
         target.array_value.SetInParent()
     elif "kvlistValue" in obj:
-        kvlist = _object(obj["kvlistValue"] or {}, f"{where}.kvlistValue")
+        kvlist = as_object(obj["kvlistValue"] or {}, f"{where}.kvlistValue")
         _attributes_list(target, kvlist.get("values"), f"{where}.kvlistValue")
     elif "bytesValue" in obj:
-        text = _str(obj["bytesValue"], f"{where}.bytesValue")
+        text = as_str(obj["bytesValue"], f"{where}.bytesValue")
         try:
             target.bytes_value = base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError):
@@ -233,98 +247,10 @@ def _any_value(target: AnyValue, raw: object, where: str) -> None:
 
 def _attributes_list(target: AnyValue, raw: object, where: str) -> None:
     target.kvlist_value.SetInParent()
-    for n, kv_obj in enumerate(_list(raw, f"{where}.values")):
+    for n, kv_obj in enumerate(as_list(raw, f"{where}.values")):
         kv_where = f"{where}.values[{n}]"
-        kv_obj = _object(kv_obj, kv_where)
+        kv_obj = as_object(kv_obj, kv_where)
         kv = target.kvlist_value.values.add()
-        kv.key = _str(kv_obj.get("key", ""), f"{kv_where}.key")
+        kv.key = as_str(kv_obj.get("key", ""), f"{kv_where}.key")
         if kv_obj.get("value") is not None:
             _any_value(kv.value, kv_obj["value"], f"{kv_where}.value")
-
-
-def _id(raw: object, size: int, where: str) -> bytes:
-    """Hex (the OTLP/JSON rule) or base64 (protobuf's generic mapping); empty when absent.
-
-    Text that is neither raises InputError. Hex of the wrong length is returned as it is, for
-    the assembler to reject that one span (partial success) rather than the whole request.
-    """
-    if raw is None or raw == "":
-        return b""
-    if not isinstance(raw, str):
-        raise InputError(f"{where}: expected a hex string, got {_kind(raw)}")
-    text = raw.strip()
-    try:
-        if len(text) % 2 == 0 and all(c in "0123456789abcdefABCDEF" for c in text):
-            return bytes.fromhex(text)
-        data = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        data = None
-    if data is None or len(data) != size:
-        raise InputError(f"{where}: expected {2 * size} hex digits, got {raw[:40]!r}")
-    return data
-
-
-def _object(raw: object, where: str) -> Mapping[str, Any]:
-    if not isinstance(raw, Mapping):
-        raise InputError(f"{where}: expected a JSON object, got {_kind(raw)}")
-    return raw
-
-
-def _list(raw: object, where: str) -> list[Any]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise InputError(f"{where}: expected a list, got {_kind(raw)}")
-    return raw
-
-
-def _str(raw: object, where: str) -> str:
-    if raw is None:
-        return ""
-    if not isinstance(raw, str):
-        raise InputError(f"{where}: expected a string, got {_kind(raw)}")
-    return raw
-
-
-def _int(raw: object, where: str, *, signed: bool = False) -> int:
-    # bool before int: bool subclasses int, and true is not a timestamp.
-    value: int | None = None
-    if isinstance(raw, int) and not isinstance(raw, bool):
-        value = raw
-    elif isinstance(raw, float) and raw.is_integer():
-        value = int(raw)
-    elif isinstance(raw, str):
-        try:
-            value = int(raw.strip())
-        except ValueError:
-            value = None
-    limit = 1 << 63 if signed else 1 << 64
-    if value is None or not (-limit if signed else 0) <= value < limit:
-        raise InputError(f"{where}: expected an integer, got {raw!r}")
-    return value
-
-
-def _double(raw: object, where: str) -> float:
-    if isinstance(raw, int | float) and not isinstance(raw, bool):
-        return float(raw)
-    if isinstance(raw, str):
-        if raw in _SPECIAL_DOUBLES:
-            return _SPECIAL_DOUBLES[raw]
-        try:
-            return float(raw)
-        except ValueError:
-            pass
-    raise InputError(f"{where}: expected a number, got {raw!r}")
-
-
-def _enum(raw: object, names: Mapping[str, int], where: str) -> int:
-    if isinstance(raw, str) and raw in names:
-        return names[raw]
-    value = _int(raw, where, signed=True)
-    if not -(1 << 31) <= value < (1 << 31):
-        raise InputError(f"{where}: expected an enum number, got {raw!r}")
-    return value
-
-
-def _kind(value: object) -> str:
-    return "null" if value is None else type(value).__name__
