@@ -1,9 +1,8 @@
 """`JudgeClient`: one OpenAI-compatible chat-completions endpoint, asked for validated JSON.
 
-Per question: redact and cap the run content, look in the cache, check the budget, send with a
-fresh nonce fence and `response_format: json_schema` (falling back to the schema in the prompt
-when the server rejects it), validate with pydantic, repair once, retry timeouts, 429 and 5xx
-with backoff and jitter (Retry-After honoured), never retry other 4xx.
+Per question: redact and cap the run content, look in the cache (and follow an identical
+question already in flight), send with a fresh nonce fence, validate with pydantic, repair
+once. Sending, with structured output, budgets and retries, is `completions.Completions`.
 
 The API key is read from the configured environment variable only, kept inside the `openai`
 client, and scrubbed (as a literal) from everything this module sends, logs or raises.
@@ -14,55 +13,38 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass, replace
+from typing import Generic, TypeVar
 
-import openai
 from pydantic import BaseModel
 
-from tracescore import semconv
 from tracescore.errors import ConfigError
-from tracescore.judges.budget import JudgeBudget
-from tracescore.judges.cache import JudgeCache
+from tracescore.judges.completions import MAX_BACKOFF_S, MAX_RETRY_AFTER_S, Completions, Tally
 from tracescore.judges.endpoint import ResolvedEndpoint
 from tracescore.judges.errors import JudgeError, JudgeSkipped
-from tracescore.judges.inflight import InFlight
-from tracescore.judges.prompts import JudgeRequest, build_messages, output_schema
-from tracescore.judges.redact import Redactor
-from tracescore.judges.replies import parse_reply, reply_text, validate_reply
+from tracescore.judges.prompts import JudgeRequest
+from tracescore.judges.replies import parse_reply, validate_reply
 from tracescore.judges.sanitize import Fence, truncate_middle
-from tracescore.judges.telemetry import JudgeCounters
-from tracescore.retry import RetryPolicy, retry_after_from_headers
+from tracescore.judges.shared import JudgeShared
 
-__all__ = ["JudgeAnswer", "JudgeClient", "JudgeShared"]
+__all__ = [
+    "MAX_BACKOFF_S",
+    "MAX_RETRY_AFTER_S",
+    "JudgeAnswer",
+    "JudgeClient",
+    "JudgeShared",
+]
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 
-MAX_RETRY_AFTER_S = 60.0
-"""A server asking to wait longer than this gets an error score, not a stalled worker."""
-MAX_BACKOFF_S = 30.0
 _MIN_SECTION_CHARS = 200
 _REPAIR = (
     "Your reply could not be used: {problem}. Reply again with only the corrected JSON "
     "object, matching the schema, and nothing else."
 )
-
-
-@dataclass
-class JudgeShared:
-    """What every client of one runner shares: redaction, cache, budget, counters, limits."""
-
-    redactor: Redactor = field(default_factory=Redactor)
-    cache: JudgeCache = field(default_factory=lambda: JudgeCache(0))
-    budget: JudgeBudget = field(default_factory=JudgeBudget)
-    counters: JudgeCounters = field(default_factory=JudgeCounters)
-    inflight: InFlight = field(default_factory=InFlight)
-    max_content_chars: int = 24_000
-    retry_backoff_s: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,14 +56,6 @@ class JudgeAnswer(Generic[T]):
     requests: int = 0
     retries: int = 0
     repaired: bool = False
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-
-@dataclass
-class _Tally:
-    requests: int = 0
-    retries: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
 
@@ -111,20 +85,10 @@ class JudgeClient:
         self.endpoint = endpoint
         self.shared = shared or JudgeShared()
         self._redactor = self.shared.redactor.with_literals(key or "")
-        self._scrub = Redactor(literals=[key or ""])
-        # max_retries=0: retries are ours, so they are counted and honour our backoff.
-        self._openai = openai.AsyncOpenAI(
-            base_url=endpoint.base_url,
-            api_key=key or "unused",
-            timeout=endpoint.timeout_s,
-            max_retries=0,
-            default_headers=endpoint.headers or None,
-        )
-        self._semaphore = asyncio.Semaphore(endpoint.max_concurrency)
-        self._schema_ok: bool | None = None  # does the server take response_format json_schema?
+        self._completions = Completions(endpoint, self.shared, key)
 
     def __repr__(self) -> str:
-        url, _ = self._scrub.redact(self.endpoint.base_url)
+        url = self._completions.url()
         return f"JudgeClient(model={self.endpoint.model!r}, base_url={url!r})"
 
     @property
@@ -144,7 +108,7 @@ class JudgeClient:
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
-        await self._openai.close()
+        await self._completions.aclose()
 
     async def ask(self, request: JudgeRequest[T]) -> JudgeAnswer[T]:
         """The judge's validated answer; raises JudgeSkipped (budget) or JudgeError."""
@@ -189,8 +153,8 @@ class JudgeClient:
     async def _ask_judge(self, request: JudgeRequest[T], key: str) -> JudgeAnswer[T]:
         """Ask the judge itself: one request, one repair if needed; cache the answer."""
         fence = Fence.fresh(*request.data.values(), *request.fields.values())
-        tally = _Tally()
-        text = await self._complete(request, fence, [], tally)
+        tally = Tally()
+        text = await self._completions.complete(request, fence, [], tally)
         value, problem = parse_reply(text, request)
         repaired = False
         if value is None:
@@ -200,7 +164,7 @@ class JudgeClient:
                 {"role": "assistant", "content": truncate_middle(text, 4000)},
                 {"role": "user", "content": _REPAIR.format(problem=problem)},
             ]
-            text = await self._complete(request, fence, repair, tally)
+            text = await self._completions.complete(request, fence, repair, tally)
             value, problem = parse_reply(text, request)
             if value is None:
                 raise JudgeError(
@@ -240,111 +204,3 @@ class JudgeClient:
             remaining = max(0, remaining - len(data[name]))
         ordered = {name: data[name] for name in request.data}
         return replace(request, fields=fields, data=ordered)
-
-    async def _complete(
-        self,
-        request: JudgeRequest[Any],
-        fence: Fence,
-        extra: list[dict[str, str]],
-        tally: _Tally,
-    ) -> str:
-        """One reply text, after retries; raises JudgeError or JudgeSkipped."""
-        use_schema = self._schema_ok is not False
-        attempt = 0
-        while True:
-            messages = build_messages(request, fence, schema_in_prompt=not use_schema) + extra
-            why = self.shared.budget.try_call()
-            if why is not None:
-                raise JudgeSkipped(semconv.JUDGE_SKIP_BUDGET, f"judge budget spent: {why}")
-            kwargs: dict[str, Any] = {
-                "model": self.model,
-                "messages": messages,
-                "temperature": self.temperature,
-            }
-            if use_schema:
-                kwargs["response_format"] = {
-                    "type": "json_schema",
-                    "json_schema": {
-                        "name": request.output.__name__,
-                        "schema": output_schema(request.output),
-                        "strict": True,
-                    },
-                }
-            tally.requests += 1
-            started = time.perf_counter()
-            wait: float | None = None
-            try:
-                async with self._semaphore:
-                    response = await self._openai.chat.completions.create(**kwargs)
-            except openai.APITimeoutError:
-                outcome = "timeout"
-            except openai.APIConnectionError:
-                outcome = "connection"
-            except openai.APIStatusError as exc:
-                outcome = "rate_limited" if exc.status_code == 429 else f"http_{exc.status_code}"
-                if exc.status_code >= 500:
-                    outcome = "server_error"
-                wait = retry_after_from_headers(exc.response.headers)
-                if outcome.startswith("http_"):
-                    self._record(outcome, started)
-                    if use_schema and self._schema_ok is None and exc.status_code in (400, 422):
-                        # Perhaps no json_schema support (older vLLM, Ollama): ask again with
-                        # the schema in the prompt; remembered only if that then works.
-                        log.info("judge %r refused response_format; retrying without", self.model)
-                        use_schema = False
-                        continue
-                    raise JudgeError(outcome, self._describe(exc)) from None
-            else:
-                usage = response.usage
-                in_tokens = usage.prompt_tokens if usage else None
-                out_tokens = usage.completion_tokens if usage else None
-                self._record(semconv.JUDGE_OUTCOME_OK, started, in_tokens, out_tokens)
-                text = reply_text(response)
-                # Servers that omit usage still spend: estimate ~4 characters per token.
-                sent = sum(len(m["content"]) for m in messages)
-                in_n = in_tokens if in_tokens is not None else sent // 4
-                out_n = out_tokens if out_tokens is not None else len(text) // 4
-                self.shared.budget.spend_tokens(in_n + out_n)
-                tally.input_tokens += in_n
-                tally.output_tokens += out_n
-                self._schema_ok = use_schema
-                return text
-            self._record(outcome, started)
-            if attempt >= self.endpoint.max_retries:
-                raise JudgeError(
-                    outcome,
-                    f"judge {self.model!r} at {self._url()}: {outcome.replace('_', ' ')} "
-                    f"after {attempt + 1} attempt(s)",
-                )
-            if wait is not None and wait > MAX_RETRY_AFTER_S:
-                raise JudgeError(
-                    outcome,
-                    f"judge {self.model!r} asked to retry after {wait:.0f}s "
-                    f"(more than {MAX_RETRY_AFTER_S:.0f}s)",
-                )
-            delay = RetryPolicy(self.shared.retry_backoff_s, MAX_BACKOFF_S).delay(attempt, wait)
-            attempt += 1
-            tally.retries += 1
-            self.shared.counters.retry(outcome)
-            log.info("judge %r: %s; retry %d in %.2fs", self.model, outcome, attempt, delay)
-            await asyncio.sleep(delay)
-
-    def _record(
-        self,
-        outcome: str,
-        started: float,
-        input_tokens: int | None = None,
-        output_tokens: int | None = None,
-    ) -> None:
-        duration = time.perf_counter() - started
-        self.shared.counters.call(self.model, outcome, duration, input_tokens, output_tokens)
-
-    def _url(self) -> str:
-        return self._scrub.redact(self.endpoint.base_url)[0]
-
-    def _describe(self, exc: openai.APIStatusError) -> str:
-        body = exc.body
-        detail = body.get("message") if isinstance(body, dict) else None
-        message = truncate_middle(str(detail if detail else exc.message), 300)
-        text = f"judge {self.model!r} at {self._url()} answered HTTP {exc.status_code}: {message}"
-        return self._scrub.redact(text)[0]

@@ -25,15 +25,13 @@ from typing import Any
 from tracescore import semconv
 from tracescore.errors import ConfigError
 from tracescore.judges.base import JudgeScorerBase, skipped_score
-from tracescore.judges.budget import JudgeBudget
-from tracescore.judges.cache import JudgeCache
-from tracescore.judges.client import JudgeClient, JudgeShared
+from tracescore.judges.client import JudgeClient
 from tracescore.judges.endpoint import ResolvedEndpoint
-from tracescore.judges.redact import Redactor
+from tracescore.judges.jobs import JudgeJob, JudgeResult, judge_sampled
 from tracescore.judges.render import withhold
-from tracescore.judges.settings import JudgeFields, JudgeSettings
+from tracescore.judges.settings import JudgeSettings
+from tracescore.judges.shared import JudgeShared, judge_setting
 from tracescore.judges.telemetry import JudgeCounters
-from tracescore.model.sampling import is_sampled
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Trajectory
 
@@ -42,38 +40,6 @@ __all__ = ["JudgeJob", "JudgeResult", "JudgeRunner", "judge_sampled"]
 log = logging.getLogger(__name__)
 
 ResultCallback = Callable[["JudgeResult"], Awaitable[None] | None]
-
-
-def judge_sampled(trace_id: str, rate: float) -> bool:
-    """Whether a run gets its scenario's judges: by trace id, like scenario sampling.
-
-    The same hash as `scenarios.is_sampled`, so with `judge_sample <= sample` the judged runs
-    are a subset of the scored ones, and every judge of a scenario sees the same runs.
-    """
-    return is_sampled(trace_id, rate)
-
-
-@dataclass(frozen=True, slots=True)
-class JudgeJob:
-    """One run and the judge scorers it needs; `context` is the caller's own handle."""
-
-    trajectory: Trajectory
-    scorers: tuple[JudgeScorerBase, ...]
-    fields: JudgeFields | None = None
-    scenario: str | None = None
-    context: Any = None
-
-
-@dataclass(frozen=True, slots=True)
-class JudgeResult:
-    """The scores of a job, one per scorer in the job's order."""
-
-    job: JudgeJob
-    scores: tuple[Score, ...]
-
-    def by_name(self) -> dict[str, Score]:
-        """Scores keyed by score name."""
-        return {s.name: s for s in self.scores}
 
 
 @dataclass(slots=True)
@@ -102,30 +68,9 @@ class JudgeRunner:
         self.settings = settings
         self.on_result = on_result
         self.counters = counters or JudgeCounters()
-        defaults = JudgeSettings.model_fields
-        redaction = (
-            settings.redaction
-            if settings
-            else defaults["redaction"].get_default(call_default_factory=True)
-        )
-        cache = (
-            settings.cache if settings else defaults["cache"].get_default(call_default_factory=True)
-        )
-        budget_args: dict[str, Any] = {} if clock is None else {"clock": clock}
-        self.shared = JudgeShared(
-            redactor=Redactor(redaction.patterns, builtin=redaction.builtin),
-            cache=JudgeCache(cache.max_entries, cache.path),
-            budget=JudgeBudget(
-                settings.max_calls_per_minute if settings else None,
-                settings.max_tokens_per_hour if settings else None,
-                **budget_args,
-            ),
-            counters=self.counters,
-            max_content_chars=_setting(settings, "max_content_chars"),
-            retry_backoff_s=_setting(settings, "retry_backoff_s"),
-        )
-        self.queue_size: int = _setting(settings, "queue_size")
-        self.workers: int = _setting(settings, "max_concurrency")
+        self.shared = JudgeShared.from_settings(settings, self.counters, clock)
+        self.queue_size: int = judge_setting(settings, "queue_size")
+        self.workers: int = judge_setting(settings, "max_concurrency")
         self._environ = environ
         self._clients: dict[tuple[Any, ...], JudgeClient] = {}
         self._queue: asyncio.Queue[_Item] | None = None
@@ -302,9 +247,3 @@ async def _guard(awaitable: Awaitable[None]) -> None:
         await awaitable
     except Exception:
         log.exception("judge result callback failed")
-
-
-def _setting(settings: JudgeSettings | None, name: str) -> Any:
-    if settings is not None:
-        return getattr(settings, name)
-    return JudgeSettings.model_fields[name].get_default(call_default_factory=True)
