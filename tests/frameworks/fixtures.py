@@ -221,11 +221,11 @@ def traceloop_traces(
     tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
 ) -> Traces:
     """`{"traceloop-<case>": OTLP JSON}` from hand-written agents traced by traceloop-sdk."""
-    if pytestconfig.cache is None:
+    # No `cache` attribute at all when the cacheprovider plugin is off.
+    cache = getattr(pytestconfig, "cache", None)
+    if cache is None:
         pytest.skip("the traceloop-sdk venv lives in the pytest cache (cacheprovider is off)")
-    python = _isolated_python(
-        pytestconfig.cache, "traceloop", TRACELOOP_REQUIREMENTS, TRACELOOP_CONSTRAINTS
-    )
+    python = _isolated_python(cache, "traceloop", TRACELOOP_REQUIREMENTS, TRACELOOP_CONSTRAINTS)
     return _generate("frameworks.traceloop_traces", tmp_path_factory.mktemp("traceloop"), python)
 
 
