@@ -10,16 +10,16 @@ whatever timing a test shortens.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from support.stderr_process import StderrProcess
 
 __all__ = ["CONFIGS", "STAGE", "Collector", "collector_binary", "tracescore_config", "wait_until"]
 
@@ -45,40 +45,22 @@ def collector_binary() -> Path:
     return path
 
 
-class Collector:
+class Collector(StderrProcess):
     """`otelcol-tracescore --config FILE` with `env`, stopped with SIGTERM."""
 
     def __init__(self, config: Path, env: dict[str, str]) -> None:
         """Nothing runs until `start()`."""
+        super().__init__(env)
         self.config = config
-        self.env = {**os.environ, **env}
-        self.lines: list[str] = []
-        self.process: subprocess.Popen[str] | None = None
-        self._reader: threading.Thread | None = None
+
+    def on_line(self, line: str) -> bool:
+        return READY in line
 
     def start(self, timeout: float = 30.0) -> Collector:
         """Start and wait until it logs that its pipelines run; fails with its log otherwise."""
-        self.process = subprocess.Popen(
-            [str(collector_binary()), "--config", str(self.config), "--config", NO_OWN_METRICS],
-            stderr=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            text=True,
-            env=self.env,
-        )
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.process is not None
-            assert self.process.stderr is not None
-            for line in self.process.stderr:
-                self.lines.append(line.rstrip("\n"))
-                if READY in line:
-                    ready.set()
-            ready.set()
-
-        self._reader = threading.Thread(target=read, daemon=True)
-        self._reader.start()
-        ready.wait(timeout)
+        argv = [str(collector_binary()), "--config", str(self.config), "--config", NO_OWN_METRICS]
+        self.spawn(argv, timeout)
+        assert self.process is not None
         assert self.process.poll() is None, "collector exited:\n" + self.log
         assert READY in self.log, "collector not ready:\n" + self.log
         return self
@@ -86,25 +68,14 @@ class Collector:
     @property
     def log(self) -> str:
         """Everything it logged so far."""
-        return "\n".join(self.lines)
+        return self.output
 
     def stop(self, timeout: float = 30.0) -> int:
         """SIGTERM (it drains its queues) and its exit code."""
-        assert self.process is not None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        code = self.process.wait(timeout)
-        if self._reader is not None:
-            self._reader.join(5)
-        return code
+        return self.terminate(timeout)[0]
 
     def __enter__(self) -> Collector:
         return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(10)
 
 
 def _merge(base: dict[str, Any], changes: dict[str, Any]) -> None:
