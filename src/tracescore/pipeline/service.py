@@ -14,7 +14,6 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -24,7 +23,6 @@ from tracescore.assembler import Assembler, AssemblerHooks, Ingest, Outbox
 from tracescore.config.model import Config
 from tracescore.export.metrics import Telemetry
 from tracescore.export.otlp import OtlpExporter
-from tracescore.export.otlp_metrics import CountingExporter, metric_exporter_for
 from tracescore.export.phoenix import PhoenixAnnotations
 from tracescore.export.spans import annotate_span_bytes
 from tracescore.otlp.grouping import Grouped
@@ -36,6 +34,8 @@ from tracescore.pipeline.scoring import (
     key_filter,
     may_match,
 )
+from tracescore.pipeline.startup import replay_storage, start_metrics_push
+from tracescore.pipeline.ticks import tick, tick_interval, tick_loop
 from tracescore.receiver import GrpcReceiver, HttpReceiver
 from tracescore.storage import Journal
 
@@ -47,11 +47,6 @@ __all__ = ["Pipeline"]
 log = logging.getLogger(__name__)
 
 _ITEMS = {"traces": "spans", "logs": "log records", "metrics": "metric points"}
-_TICK_MIN_S = 0.01
-_TICK_MAX_S = 0.25
-# Runs scored between two yields to the event loop: about 5-10 ms of scoring at 0.1-0.2 ms a
-# run, so a request arriving meanwhile waits that long, not a whole tick's scoring.
-_TICK_SLICE = 48
 
 
 class Pipeline:
@@ -152,7 +147,7 @@ class Pipeline:
             else None
         )
         wait = config.assembly.decision_wait
-        self._tick_s = min(_TICK_MAX_S, max(_TICK_MIN_S, wait / 4))
+        self._tick_s = tick_interval(wait)
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
         self._serving = False
@@ -175,7 +170,7 @@ class Pipeline:
             await self.judges.start()
         try:
             if self.storage is not None:
-                self._recover(self.storage)
+                replay_storage(self.storage, self.assembler)
             if self.grpc is not None:
                 port = await self.grpc.start()
                 log.debug("otlp/grpc receiver bound to port %d", port)
@@ -187,20 +182,12 @@ class Pipeline:
             raise
         self._serving = True
         self._tasks = [
-            asyncio.create_task(self._tick_loop(), name="tracescore-tick"),
+            asyncio.create_task(
+                tick_loop(self.assembler, self._flush_outboxes, self._tick_s),
+                name="tracescore-tick",
+            ),
         ]
-        interval = self.config.service.metrics_interval
-        settings = self.config.exporter
-        if settings is not None and not settings.metrics.enabled:
-            log.info("metrics: OTLP push off (exporter.metrics.enabled: false)")
-        elif settings is not None and interval is not None:
-            metrics_to = settings.for_signal("metrics")  # exporter.metrics over exporter.*
-            exporter = metric_exporter_for(metrics_to)
-            counting = CountingExporter(exporter, self.telemetry, metrics_to.endpoint)
-            self.telemetry.push_to(counting, interval, metrics_to.timeout)
-            log.info("metrics: pushed over OTLP to %s every %gs", metrics_to.endpoint, interval)
-        elif interval is None:
-            log.info("metrics: OTLP push off (service.metrics_interval: null)")
+        start_metrics_push(self.config, self.telemetry)
 
     async def shutdown(self) -> None:
         """Stop accepting, score and forward everything held, flush; safe any time, twice."""
@@ -248,45 +235,9 @@ class Pipeline:
             await self.storage.close()
         self._stopped = True
 
-    def _recover(self, storage: Journal) -> None:
-        """Replay what an earlier process left in storage, before any receiver opens."""
-        left = storage.recover()
-        storage.start()
-        for recovered in left:
-            storage.resume(recovered)
-            self.assembler.restore(recovered.request, recovered.parts, recovered.released)
-            storage.resumed()
-        if left:
-            log.info(
-                "storage: %d request(s) replayed; %d trace(s) buffered for scoring",
-                len(left),
-                self.assembler.runs,
-            )
-
-    async def _loop(self, interval: float, step: Callable[[], object]) -> None:
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                step()
-            except Exception:  # a bug in one step must not stop the service's heartbeat
-                log.exception("tracescore: periodic step failed")
-
-    async def _tick_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self._tick_s)
-            try:
-                await self._tick()
-            except Exception:  # a bug in one tick must not stop the service's heartbeat
-                log.exception("tracescore: periodic step failed")
-
     async def _tick(self) -> None:
-        """Score what is due in slices, yielding to the event loop between them; what
-        becomes due meanwhile waits for the next tick (`now` is fixed), so a tick ends."""
-        now = time.monotonic()
-        while self.assembler.tick(now, limit=_TICK_SLICE) >= _TICK_SLICE:
-            self._flush_outboxes()
-            await asyncio.sleep(0)
-        self._flush_outboxes()
+        """One tick: score what is due, a slice at a time (see `ticks.tick`)."""
+        await tick(self.assembler, self._flush_outboxes)
 
     def _flush_outboxes(self) -> bool:
         done = self.assembler.flush_outbox()
