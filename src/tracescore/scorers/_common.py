@@ -150,6 +150,8 @@ def names(calls: Iterable[ToolCall]) -> str:
 
 def subagent_tool_calls(trajectory: Trajectory) -> int:
     """How many tool calls sub-agents made (at any depth) that the run's own list leaves out."""
+    if AgentStep not in map(type, trajectory.steps):  # no sub-agent: no walk (see select_calls)
+        return 0
 
     def walk(steps: tuple[Step, ...], inside: bool) -> int:
         total = 0

@@ -29,7 +29,7 @@ from pydantic_core import PydanticCustomError
 from tracescore.model.trajectory import Reading, Trajectory
 from tracescore.scorers._common import ToolName, ToolScorer, subagent_tool_calls
 from tracescore.scorers._matching import args_subset
-from tracescore.scorers.base import Outcome
+from tracescore.scorers.base import Outcome, select_calls
 
 __all__ = ["ToolCalls"]
 
@@ -110,7 +110,8 @@ class ToolCalls(ToolScorer):
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """Count satisfied checks over the counted executions; see the module docstring."""
-        executions = trajectory.tool_calls(include_subagents=self.include_subagents)
+        # `trajectory.tool_calls(...)`, from the run's memo (only its emptiness is read).
+        executions = select_calls(trajectory, "attempted", self.include_subagents)
         counted = self.counted(trajectory)
         counted_names = {c.name for c in counted if c.name}
         kind = "clean" if self.calls == "clean" else "attempted"
