@@ -355,6 +355,61 @@ def test_queued_requests_are_merged_into_fewer_exports() -> None:
     run(scenario())
 
 
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_requests_arriving_while_a_sender_lingers_leave_in_one_export(protocol: str) -> None:
+    """`serve` forwards each received request as it arrives; a sender woken by the first waits
+    (`linger`) so that the next ones merge into its export call. Storage's tokens of every
+    merged request are settled, each once, and nothing is sent twice."""
+
+    async def scenario() -> None:
+        receiver = TestReceiver(protocol)
+        await receiver.start()
+        telemetry = Telemetry()
+        exporter = OtlpExporter(settings(receiver, protocol), telemetry, linger=60.0)
+        settled: list[Any] = []
+        exporter.on_settled = settled.extend
+        await exporter.start()
+        for _ in range(5):  # the senders find the queue empty and wait for a request
+            await asyncio.sleep(0)
+        sent = [traces(2, service=f"svc{i}") for i in range(3)]
+        for i, req in enumerate(sent):
+            assert exporter.submit_traces(req.SerializeToString(), 2, token=f"t{i}")
+            for _ in range(5):  # the senders wake, find the queue short of a batch, linger
+                await asyncio.sleep(0)
+        assert forwarded(telemetry) == 0
+        await exporter.shutdown(timeout=10)  # cuts the linger short: the queue goes now
+        await receiver.stop()
+        assert len(receiver.items("traces")) == 1
+        merged = receiver.items("traces")[0]
+        assert list(merged.resource_spans) == [rs for req in sent for rs in req.resource_spans]
+        assert forwarded(telemetry) == 6
+        assert sorted(settled) == ["t0", "t1", "t2"]
+
+    run(scenario())
+
+
+def test_a_whole_batch_waiting_is_sent_without_lingering() -> None:
+    async def scenario() -> None:
+        receiver = TestReceiver("grpc")
+        await receiver.start()
+        telemetry = Telemetry()
+        request = traces(4)
+        body = request.SerializeToString()
+        exporter = OtlpExporter(
+            settings(receiver, "grpc"), telemetry, linger=60.0, max_batch_bytes=len(body)
+        )
+        await exporter.start()
+        assert exporter.submit_traces(body, 4)
+        assert exporter.submit_traces(body, 4)
+        # Each request fills a batch: delivered long before the linger would end.
+        await until(lambda: forwarded(telemetry) == 8, "delivery without lingering")
+        await exporter.shutdown(timeout=10)
+        await receiver.stop()
+        assert receiver.items("traces") == [request, request]
+
+    run(scenario())
+
+
 def test_submit_from_another_thread_is_delivered() -> None:
     async def scenario() -> None:
         receiver = TestReceiver("http/protobuf")
