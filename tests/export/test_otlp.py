@@ -410,6 +410,29 @@ def test_a_whole_batch_waiting_is_sent_without_lingering() -> None:
     run(scenario())
 
 
+def test_a_full_queue_is_sent_without_lingering() -> None:
+    async def scenario() -> None:
+        receiver = TestReceiver("http/protobuf")
+        await receiver.start()
+        telemetry = Telemetry()
+        exporter = OtlpExporter(
+            settings(receiver, "http/protobuf", queue_size=2), telemetry, linger=60.0
+        )
+        await exporter.start()
+        for _ in range(5):  # the senders find the queue empty and wait for a request
+            await asyncio.sleep(0)
+        assert exporter.submit_traces(traces(1))
+        for _ in range(5):  # woken, they linger: one request is no batch
+            await asyncio.sleep(0)
+        assert exporter.submit_traces(traces(1))  # the queue is full: no reason to wait
+        await until(lambda: forwarded(telemetry) == 2, "delivery without lingering")
+        assert exporter.has_capacity()
+        await exporter.shutdown(timeout=10)
+        await receiver.stop()
+
+    run(scenario())
+
+
 def test_submit_from_another_thread_is_delivered() -> None:
     async def scenario() -> None:
         receiver = TestReceiver("http/protobuf")

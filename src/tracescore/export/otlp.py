@@ -278,14 +278,14 @@ class OtlpExporter:
 
     async def _wait_for_more(self) -> None:
         """Let requests that arrive close together leave in one export call: up to `linger`
-        seconds, cut short by a whole batch's bytes waiting or by shutdown.
+        seconds, cut short by a whole batch's bytes waiting, a full queue or shutdown.
 
         `serve` forwards each received request as it comes, so without this every one was an
         export call of its own. With 512-span requests arriving every 12.5 ms (40k spans/s),
         lingering 50 ms cut the exporter's CPU per span to 0.66 of one call per request, over
         HTTP and gRPC alike; 20 ms saved little (bench/export_hop.py --pace-ms 12.5).
         """
-        if self._linger <= 0 or self._closing or self._queue.full_batch():
+        if self._linger <= 0 or self._closing or self._queue.worth_sending():
             return
         self._hurry.clear()
         with contextlib.suppress(TimeoutError):
@@ -293,7 +293,7 @@ class OtlpExporter:
                 await self._hurry.wait()
 
     def _hurry_if_full(self) -> None:
-        if self._closing or self._queue.full_batch():
+        if self._closing or self._queue.worth_sending():
             self._hurry.set()
 
     async def _durable(self) -> None:

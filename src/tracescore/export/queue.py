@@ -74,9 +74,10 @@ class ExportQueue:
         """Room for at least one more request."""
         return self.items < self.max_items and self.bytes < self.max_bytes
 
-    def full_batch(self) -> bool:
-        """A whole batch's bytes wait (of all signals: an estimate that costs nothing)."""
-        return self.bytes >= self.max_batch_bytes
+    def worth_sending(self) -> bool:
+        """A whole batch's bytes wait (of all signals: an estimate that costs nothing), or the
+        queue is full: waiting for more would only refuse requests."""
+        return self.bytes >= self.max_batch_bytes or not self.has_capacity()
 
     def put(self, signal: str, body: bytes, count: int, token: Any = None) -> bool:
         """Enqueue; False when full by requests or bytes.
