@@ -9,10 +9,8 @@ is accounted for: `tracescore.spans.forwarded` on delivery, else `tracescore.spa
 (log records and metric points: `tracescore.export.dropped{signal,reason}`).
 
 Each signal goes where `exporter.<signal>` says (by default all three to `exporter.endpoint`,
-over one connection). A backend that does not serve a signal (a traces-only backend answering
-405 to /v1/logs) is warned about once, naming the setting to change, and is sent that signal no
-more; what would have gone there is counted as dropped (`export_unsupported`). Failures are
-logged once per destination and cause (health.py), not once per retry.
+over one connection); a backend that does not serve a signal, and failures, are dealt with
+once per cause (delivery.py, health.py).
 
 Concurrency: `submit_*` and `has_capacity` may be called from any thread; everything else runs
 on the event loop that called `start()`. What happens to one batch (attempts, drops, storage's
