@@ -27,7 +27,7 @@ from tracescore.model.trajectory import Step, Trajectory
 from tracescore.trajectory._classify import classify
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._run import run_trajectory
-from tracescore.trajectory._steps import executed_call, model_call, shows_unrequested
+from tracescore.trajectory._step_calls import executed_call, model_call, shows_unrequested
 from tracescore.trajectory._tree import MAX_OTLP_KIND
 from tracescore.trajectory._values import clean_text
 from tracescore.trajectory._views import SpanView

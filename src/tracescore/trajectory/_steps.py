@@ -1,46 +1,32 @@
-"""The steps of one run: join requested calls to executions, decide statuses, order them.
+"""The steps of one run of the general builder: join requested calls to executions, order them.
 
-Tool calls follow the order the model requested them (tool_call parts across the run's model
-spans), so a paused call keeps its place between its neighbours. Executions with no recorded
-request, model calls and sub-agent runs follow start time, then end time, then span id. The two
-sequences are merged like merge sort, so neither loses its own order.
+Requested calls are joined to the spans that executed them (`_join`), each span becomes its
+step (`_step_calls`), requests no span executed become paused or answered calls
+(`_unexecuted`), and the two sequences are merged (`_step_order`).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any
 
-from tracescore import semconv
-from tracescore.model.span import SpanRecord
-from tracescore.model.trajectory import AgentStep, Handoff, ModelCall, Step, ToolCall, ToolStatus
+from tracescore.model.trajectory import AgentStep, Handoff, Step
 from tracescore.trajectory._join import Request, join
-from tracescore.trajectory._messages import lenient
-from tracescore.trajectory._openai_agents import awaits_approval
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import is_output_tool
+from tracescore.trajectory._step_calls import executed_step, model_call, shows_unrequested
+from tracescore.trajectory._step_order import merge_steps
 from tracescore.trajectory._tree import Node
-from tracescore.trajectory._values import as_text, clean_id, clean_text, parse_json
-from tracescore.trajectory._views import (
-    MISSING,
-    LazyResponses,
-    ModelInput,
-    Response,
-    SpanView,
-    ToolRequest,
+from tracescore.trajectory._unexecuted import (
+    answered_handoff,
+    decisions_in,
+    denied_earlier,
+    responses_by_call,
+    unexecuted_call,
 )
+from tracescore.trajectory._views import MISSING, LazyResponses, Response, ToolRequest
 
-__all__ = [
-    "RunParts",
-    "build_steps",
-    "executed_call",
-    "executed_step",
-    "model_call",
-    "shows_unrequested",
-]
+__all__ = ["RunParts", "build_steps"]
 
 
 @dataclass(slots=True)
@@ -119,15 +105,21 @@ def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
                 responses = _responses(parts)
                 decisions = _decisions(parts, options)
             assert decisions is not None
-            handoff = _answered_handoff(item.request, responses, options)
+            handoff = answered_handoff(item.request, responses, options)
             if handoff is not None:
                 requested.append((item.anchor, handoff))
                 continue
-            call = _unexecuted(item.request, responses, decisions, parts.agent, options)
+            call = unexecuted_call(item.request, responses, decisions, parts.agent, options)
             anchor = item.anchor
         if options.include_output_tools or not is_output_tool(call.name, names):
             requested.append((anchor, call))
-    requested[:0] = _denied_earlier(parts, seen_ids, unmatched, options)
+    if parts.models:
+        first = parts.models[0]
+        executions = (node.view for node in unmatched if node.view is not None)
+        denied = denied_earlier(
+            first.view, first.span.start_ns, seen_ids, executions, parts.agent, options
+        )
+        requested[:0] = denied
     others: list[tuple[tuple[int, int, str], Step]] = []
     for node in unmatched:
         view = node.view
@@ -138,10 +130,11 @@ def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
     others += model_steps
     others.extend((node.key, step) for node, step in parts.subagents)
     others.sort(key=_FIRST)
-    return _merge(requested, others)
+    return merge_steps(requested, [key[0] for key, _ in others], list(map(_SECOND, others)))
 
 
 _FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
 
 
 def _executions(tools: list[Node]) -> list[Node]:
@@ -177,265 +170,14 @@ def _fill(outer: Node, inner: Node) -> None:
         a.error, a.error_type, a.error_message = True, b.error_type, b.error_message
 
 
-def model_call(view: SpanView, span: SpanRecord, span_id: str) -> ModelCall:
-    """The step of one model span (the flat-run builder makes them here too)."""
-    # Positional, in field order: model, input and output tokens, start, end, span id.
-    return ModelCall(
-        view.model,
-        view.input_tokens,
-        view.output_tokens,
-        span.start_ns or None,
-        span.end_ns or None,
-        span_id,
-    )
-
-
-def executed_step(
-    view: SpanView,
-    span: SpanRecord,
-    span_id: str,
-    request: ToolRequest | None,
-    agent: str | None,
-    options: BuildOptions,
-    last_model_start: int,
-) -> ToolCall | Handoff:
-    """The step of one tool or handoff span, completed by the request it answered (if any).
-
-    An OpenAI Agents tool span that stopped its run for an approval (`awaits_approval`) is a
-    paused call (`approval_required`), not the clean execution its status says.
-    """
-    if view.role == "handoff":
-        arguments = view.arguments
-        if arguments is MISSING:
-            arguments = lenient(request.arguments, options.max_value_chars) if request else None
-        return Handoff(
-            view.agent_name or clean_text(span.name),
-            view.call_id or (request.call_id if request else None),
-            (request.name if request else None) or view.tool_name,
-            arguments if arguments not in (MISSING, {}) else None,
-            span.start_ns or None,
-            span.end_ns or None,
-            span_id,
-        )
-    reason = options.pause.awaiting_approval
-    if reason is not None and awaits_approval(view, span, span.start_ns >= last_model_start):
-        view.pause_reason = reason
-    return executed_call(view, span, span_id, request, agent, options)
-
-
-def executed_call(
-    view: SpanView,
-    span: SpanRecord,
-    span_id: str,
-    request: ToolRequest | None,
-    agent: str | None,
-    options: BuildOptions,
-) -> ToolCall:
-    """The step of one tool span, completed by the request it answered (if any)."""
-    status: ToolStatus = "ok"
-    if view.pause_reason is not None:
-        status = "paused"
-    elif view.error:
-        status = "error"
-    arguments = view.arguments
-    if arguments is MISSING:
-        arguments = lenient(request.arguments, options.max_value_chars) if request else None
-    name = view.tool_name or (request.name if request else None) or clean_text(span.name)
-    failed = status == "error"
-    # Positional, in field order (one is built per tool call).
-    return ToolCall(
-        name,
-        view.call_id or (request.call_id if request else None),
-        None if arguments is MISSING else arguments,
-        None if view.result is MISSING else view.result,
-        status,
-        view.error_type if failed else None,
-        view.error_message if failed else None,
-        view.pause_reason,
-        span.start_ns or None,
-        span.end_ns or None,
-        span_id,
-        agent,
-    )
-
-
-def shows_unrequested(
-    view: SpanView, call: ToolCall, output_tools: tuple[str, ...], options: BuildOptions
-) -> bool:
-    """Whether an execution no request asked for is a step: output tools are left out unless
-    `include_output_tools`."""
-    return options.include_output_tools or not (
-        view.output_tool or is_output_tool(call.name, output_tools)
-    )
-
-
-def _answered_handoff(
-    request: ToolRequest, responses: dict[str, Response], options: BuildOptions
-) -> Handoff | None:
-    """A Microsoft Agent Framework handoff: a `handoff_to_<agent>` call answered with
-    `{"handoff_to": "<agent>"}` (the framework's middleware answers it; no tool span runs)."""
-    if not request.name.startswith(semconv.MAF_HANDOFF_TOOL_PREFIX) or request.call_id is None:
-        return None
-    response = responses.get(request.call_id)
-    if response is None:
-        return None
-    answer = parse_json(response.result)
-    target = answer.get(semconv.MAF_HANDOFF_RESULT_KEY) if isinstance(answer, dict) else None
-    if not isinstance(target, str) or not target:
-        return None
-    arguments = lenient(request.arguments, options.max_value_chars)
-    return Handoff(
-        target,
-        request.call_id,
-        request.name,
-        arguments if arguments not in (MISSING, {}) else None,
-    )
-
-
-def _unexecuted(
-    request: ToolRequest,
-    responses: dict[str, Response],
-    decisions: dict[str, str],
-    agent: str | None,
-    options: BuildOptions,
-) -> ToolCall:
-    limit = options.max_value_chars
-    arguments = lenient(request.arguments, limit)
-    response = responses.get(request.call_id) if request.call_id else None
-    status: ToolStatus = "ok"
-    reason: str | None = None
-    result: Any = None
-    error_type: str | None = None
-    decision = decisions.get(request.call_id or "") or decisions.get(f"name:{request.name}")
-    if response is not None:
-        result = lenient(response.result, limit)
-    if response is not None and response.denied and options.pause.denied_responses:
-        status, reason = "paused", "denied"
-    elif decision is not None:
-        status, reason = "paused", decision
-    elif response is not None:
-        if response.is_error:
-            status, error_type = "error", semconv.MCP_TOOL_ERROR
-    elif options.pause.unexecuted_request:
-        status, reason = "paused", "no_execution"
-    return ToolCall(
-        name=request.name,
-        call_id=request.call_id,
-        arguments=None if arguments is MISSING else arguments,
-        result=result,
-        status=status,
-        error_type=error_type,
-        pause_reason=reason,
-        agent=agent,
-    )
-
-
-def _denied_earlier(
-    parts: RunParts, seen_ids: set[str], unmatched: list[Node], options: BuildOptions
-) -> list[tuple[int, Step]]:
-    """Calls of an earlier run that the user denied, as told to this (resumed) run's first model
-    call, each a paused call (`denied`) placed before that model call.
-
-    The OpenAI Agents SDK and AI SDK 6 stop a run for an approval, and the answer goes to the
-    model in the next run (a trace of its own): a rejected call has no execution anywhere, and
-    its only record is the denial in the resumed run's input. A call this run requested or
-    executed itself is not one.
-    """
-    if not parts.models:
-        return []
-    first = parts.models[0]
-    source = first.view.responses if first.view is not None else None
-    if not isinstance(source, ModelInput):
-        return []
-    executed = {n.view.call_id for n in unmatched if n.view is not None and n.view.call_id}
-    anchor = (first.span.start_ns or 1) - 1  # before the model call that was told
-    texts = options.pause.rejection_texts
-    out: list[tuple[int, Step]] = []
-    for request, response in source.history():
-        if response is None or request.call_id in seen_ids or request.call_id in executed:
-            continue
-        rejected = isinstance(response.result, str) and response.result.strip() in texts
-        if not (response.denied or rejected) or not options.pause.denied_responses:
-            continue
-        limit = options.max_value_chars
-        arguments = lenient(request.arguments, limit)
-        out.append(
-            (
-                anchor,
-                ToolCall(
-                    name=request.name,
-                    call_id=request.call_id,
-                    arguments=None if arguments is MISSING else arguments,
-                    result=lenient(response.result, limit),
-                    status="paused",
-                    pause_reason="denied",
-                    agent=parts.agent,
-                ),
-            )
-        )
-    return out
-
-
 def _responses(parts: RunParts) -> dict[str, Response]:
-    out: dict[str, Response] = {}
-    sources: list[Any] = [m.view.responses for m in parts.models if m.view is not None]
+    sources = [m.view.responses for m in parts.models if m.view is not None]
     sources.append(parts.fallback_responses)
-    for lazy in sources:
-        if lazy is None:
-            continue
-        for call_id, response in lazy().items():
-            out.setdefault(call_id, response)
-    return out
+    return responses_by_call(sources)
 
 
 def _decisions(parts: RunParts, options: BuildOptions) -> dict[str, str]:
-    """Pause reasons from `gen_ai.tool.call.decision` events, by call id or `name:<tool>`."""
-    out: dict[str, str] = {}
-    nodes: Iterable[Node] = [parts.run_node, *parts.models, *parts.tools]
-    for node in nodes:
-        for event in node.span.events:
-            if event.name != semconv.GEN_AI_TOOL_CALL_DECISION_EVENT:
-                continue
-            outcome = as_text(event.attributes.get(semconv.GEN_AI_TOOL_CALL_DECISION_OUTCOME))
-            reason = options.pause.decisions.get(outcome or "")
-            if reason is None:
-                continue
-            call_id = clean_id(event.attributes.get(semconv.GEN_AI_TOOL_CALL_ID))
-            name = as_text(event.attributes.get(semconv.GEN_AI_TOOL_NAME))
-            if call_id:
-                out.setdefault(call_id, reason)
-            elif name:
-                out.setdefault(f"name:{name}", reason)
-    return out
-
-
-def _merge(
-    requested: Sequence[tuple[int, Step]], others: Sequence[tuple[tuple[int, int, str], Step]]
-) -> tuple[Step, ...]:
-    """Merge sort's merge: each sequence keeps its order; on a tie a requested call goes after
-    model calls (a call never precedes the model call that requested it; clocks of millisecond
-    resolution, as in JavaScript SDKs, start both in the same millisecond) and before the rest
-    (a tool that wraps a sub-agent starts with it).
-
-    Others come sorted by start, so before each requested call go all remaining others that
-    start earlier: found by bisection, and copied in C rather than one comparison at a time.
-    """
-    if not requested:
-        return tuple(map(_SECOND, others))
-    starts = [key[0] for key, _ in others]
-    out: list[Step] = []
-    j = 0
-    n = len(others)
-    for anchor, call in requested:
-        k = bisect_left(starts, anchor, j)
-        while k < n and starts[k] == anchor and others[k][1].__class__ is ModelCall:
-            k += 1
-        if k > j:
-            out.extend(map(_SECOND, others[j:k]))
-            j = k
-        out.append(call)
-    out.extend(map(_SECOND, others[j:]))
-    return tuple(out)
-
-
-_SECOND = itemgetter(1)
+    spans = [parts.run_node.span]
+    spans.extend(node.span for node in parts.models)
+    spans.extend(node.span for node in parts.tools)
+    return decisions_in(spans, options)

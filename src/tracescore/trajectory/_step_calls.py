@@ -1,0 +1,123 @@
+"""The step of one span: a model call, or a tool call or handoff completed by its request.
+
+Both builders make every step of a span here (the general one in `_steps`, the flat-run fast
+path in `_flat`), so a step reads the same whichever path built it.
+"""
+
+from __future__ import annotations
+
+from tracescore.model.span import SpanRecord
+from tracescore.model.trajectory import Handoff, ModelCall, ToolCall, ToolStatus
+from tracescore.trajectory._messages import lenient
+from tracescore.trajectory._openai_agents import awaits_approval
+from tracescore.trajectory._options import BuildOptions
+from tracescore.trajectory._pydantic_ai import is_output_tool
+from tracescore.trajectory._values import clean_text
+from tracescore.trajectory._views import MISSING, SpanView, ToolRequest
+
+__all__ = [
+    "executed_call",
+    "executed_step",
+    "mark_awaiting_approval",
+    "model_call",
+    "shows_unrequested",
+]
+
+
+def model_call(view: SpanView, span: SpanRecord, span_id: str) -> ModelCall:
+    """The step of one model span."""
+    # Positional, in field order: model, input and output tokens, start, end, span id.
+    return ModelCall(
+        view.model,
+        view.input_tokens,
+        view.output_tokens,
+        span.start_ns or None,
+        span.end_ns or None,
+        span_id,
+    )
+
+
+def executed_step(
+    view: SpanView,
+    span: SpanRecord,
+    span_id: str,
+    request: ToolRequest | None,
+    agent: str | None,
+    options: BuildOptions,
+    last_model_start: int,
+) -> ToolCall | Handoff:
+    """The step of one tool or handoff span, completed by the request it answered (if any).
+
+    An OpenAI Agents tool span that stopped its run for an approval (`awaits_approval`) is a
+    paused call (`approval_required`), not the clean execution its status says.
+    """
+    if view.role == "handoff":
+        arguments = view.arguments
+        if arguments is MISSING:
+            arguments = lenient(request.arguments, options.max_value_chars) if request else None
+        return Handoff(
+            view.agent_name or clean_text(span.name),
+            view.call_id or (request.call_id if request else None),
+            (request.name if request else None) or view.tool_name,
+            arguments if arguments not in (MISSING, {}) else None,
+            span.start_ns or None,
+            span.end_ns or None,
+            span_id,
+        )
+    mark_awaiting_approval(view, span, options, last_model_start)
+    return executed_call(view, span, span_id, request, agent, options)
+
+
+def mark_awaiting_approval(
+    view: SpanView, span: SpanRecord, options: BuildOptions, last_model_start: int
+) -> None:
+    """Give the tool span's view its pause reason when it stopped its run for an approval."""
+    reason = options.pause.awaiting_approval
+    if reason is not None and awaits_approval(view, span, span.start_ns >= last_model_start):
+        view.pause_reason = reason
+
+
+def executed_call(
+    view: SpanView,
+    span: SpanRecord,
+    span_id: str,
+    request: ToolRequest | None,
+    agent: str | None,
+    options: BuildOptions,
+) -> ToolCall:
+    """The step of one tool span, completed by the request it answered (if any)."""
+    status: ToolStatus = "ok"
+    if view.pause_reason is not None:
+        status = "paused"
+    elif view.error:
+        status = "error"
+    arguments = view.arguments
+    if arguments is MISSING:
+        arguments = lenient(request.arguments, options.max_value_chars) if request else None
+    name = view.tool_name or (request.name if request else None) or clean_text(span.name)
+    failed = status == "error"
+    # Positional, in field order (one is built per tool call).
+    return ToolCall(
+        name,
+        view.call_id or (request.call_id if request else None),
+        None if arguments is MISSING else arguments,
+        None if view.result is MISSING else view.result,
+        status,
+        view.error_type if failed else None,
+        view.error_message if failed else None,
+        view.pause_reason,
+        span.start_ns or None,
+        span.end_ns or None,
+        span_id,
+        agent,
+    )
+
+
+def shows_unrequested(
+    view: SpanView, call: ToolCall, output_tools: tuple[str, ...], options: BuildOptions
+) -> bool:
+    """Whether an execution no request asked for is a step: output tools are left out unless
+    `include_output_tools`."""
+    return options.include_output_tools or not (
+        view.output_tool or is_output_tool(call.name, output_tools)
+    )
