@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 from tracescore.model.span import SpanRecord
 from tracescore.otlp import read_trace_files
 from tracescore.otlp.json import decode_json_request
 from tracescore.otlp.proto import decode_proto_request
-from tracescore.trajectory import needed_attribute
+from tracescore.trajectory import KeepKey, needed_attribute
 from trajectory.langfuse import convert
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -50,4 +51,25 @@ def bench_spans(n_traces: int) -> list[SpanRecord]:
     batches, _, _ = bench.make_stream(n_traces)
     return [
         s for body in batches for s in decode_proto_request(body, key_filter=needed_attribute).spans
+    ]
+
+
+def capacity_spans(n_traces: int, keep: KeepKey | None = None) -> list[SpanRecord]:
+    """`n_traces` of bench/capacity.py's runs (its two shapes, alternating), decoded with the
+    attribute keys `keep` keeps (by default, every key the builder reads)."""
+    bench_dir = TESTS.parent / "bench"
+    if str(bench_dir) not in sys.path:
+        sys.path.insert(0, str(bench_dir))  # capacity_load imports its sibling `shapes`
+    spec = importlib.util.spec_from_file_location(
+        "bench_capacity_load", bench_dir / "capacity_load.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    batches, _ = bench.make_stream(n_traces, 0)
+    return [
+        s
+        for body in batches
+        for s in decode_proto_request(body, key_filter=keep or needed_attribute).spans
     ]

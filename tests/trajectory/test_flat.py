@@ -3,7 +3,8 @@
 Each case is built twice, with the fast path (`_build._flat_run`) and without it, and the two
 results must be equal: on every recorded fixture trace, the benchmark's runs and a few hundred
 generated variations of a flat run. The benchmark's runs must take the fast path, and every
-variation that needs the general path (a repair, a warning, a join, a sub-run) must decline it.
+variation that needs the general path (a repair, a warning, a join by name, a sub-run) must
+decline it. Runs whose model spans record the calls they asked for: test_flat_requests.py.
 """
 
 from __future__ import annotations
@@ -276,12 +277,13 @@ def _odd_kind(spans: list[SpanRecord], rng: random.Random) -> list[SpanRecord]:
     return out
 
 
-def _chat_messages(spans: list[SpanRecord], rng: random.Random) -> list[SpanRecord]:
-    # Content capture on: the chat span records the calls it asked for (joined to executions).
+def _idless_call(spans: list[SpanRecord], rng: random.Random) -> list[SpanRecord]:
+    # Content capture on: the chat span records a call it asked for, without an id (joined to
+    # an execution by name and order, which only the general path does).
     i = _pick(spans, rng, "chat")
     if i < 0:
         return _second_root(spans, rng)
-    parts = [call(f"call_{i + 3}", "lookup", q=1)] if rng.random() < 0.7 else [text("hi")]
+    parts = [text("hi"), call(None, "lookup", q=1)]
     attrs = {**spans[i].attributes, semconv.GEN_AI_OUTPUT_MESSAGES: messages(assistant(*parts))}
     out = list(spans)
     out[i] = replace(spans[i], attributes=attrs)
@@ -289,7 +291,9 @@ def _chat_messages(spans: list[SpanRecord], rng: random.Random) -> list[SpanReco
 
 
 def _agent_requests(spans: list[SpanRecord], rng: random.Random) -> list[SpanRecord]:
-    output = messages(assistant(call("c9", "lookup", q=2)))
+    # The agent span's record of a call without an id: with no chat span recording any, it
+    # stands in for theirs, and is joined by name and order.
+    output = messages(assistant(call(None, "lookup", q=2)))
     return _with_agent_attrs(spans, **{semconv.GEN_AI_OUTPUT_MESSAGES: output})
 
 
@@ -330,7 +334,8 @@ BENIGN: list[Mutation] = [
     _agent_tools,
     _plain_child,
 ]
-ODD: list[Mutation] = [
+# Odd structures: a flat run of any content with one of these needs the general path.
+STRUCTURE_ODD: list[Mutation] = [
     _duplicate,
     _orphan,
     _no_id,
@@ -339,11 +344,10 @@ ODD: list[Mutation] = [
     _nested_tool,
     _skew,
     _odd_kind,
-    _chat_messages,
-    _agent_requests,
     _self_parent,
     _warned,
 ]
+ODD: list[Mutation] = [*STRUCTURE_ODD, _idless_call, _agent_requests]
 
 
 @pytest.mark.parametrize("seed", range(300))
@@ -388,7 +392,7 @@ def test_a_reader_that_raises_makes_the_fast_path_decline(
 
 def test_views_read_before_declining_are_reused(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(3)
-    spans = _chat_messages(flat_run(rng), rng)
+    spans = _idless_call(flat_run(rng), rng)
     read: list[str] = []
     original = _build.classify
 
@@ -400,8 +404,8 @@ def test_views_read_before_declining_are_reused(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(_build, "classify", counting)
     monkeypatch.setattr(_build, "_flat_run", build_flat_run)
     _build.build_trajectories(spans)
-    # The fast path read the agent span and the chat span with messages (where it declined)
-    # in Python: the general path reads neither again (it reads only what was left unread).
+    # The fast path read the agent span and the chat span with an id-less call (where it
+    # declined): the general path reads neither again (it reads only what was left unread).
     chat = next(s for s in spans if semconv.GEN_AI_OUTPUT_MESSAGES in s.attributes)
     assert sid(_AGENT) not in read
     assert chat.span_id not in read

@@ -12,7 +12,6 @@ from dataclasses import replace
 from operator import attrgetter
 from typing import Any
 
-from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import AgentStep, Step, Trajectory
 from tracescore.trajectory._classify import classify
@@ -79,7 +78,7 @@ def _build_trace(
     trace_id: str, spans: list[SpanRecord], options: BuildOptions
 ) -> tuple[list[Trajectory], list[str]]:
     views: dict[str, SpanView | None] = {}  # span id -> what the fast path read
-    if _flat_run is not None and not _has_handoffs_or_approvals(spans):
+    if _flat_run is not None:
         flat = _flat_run(spans, options, views)
         if flat is not None:
             return [flat], []
@@ -115,26 +114,6 @@ def _build_trace(
     if len(trajectories) > 1:
         trajectories.sort(key=_trajectory_key)
     return [_finish(t, complete, messages) for t in trajectories], messages
-
-
-def _has_handoffs_or_approvals(spans: list[SpanRecord]) -> bool:
-    """Whether the fast path must leave `spans` to the general path, which alone reads handoffs
-    and OpenAI Agents calls stopped for an approval (a tool span with no result)."""
-    for span in spans:
-        attrs = span.attributes
-        if attrs.get(semconv.GEN_AI_OPERATION_NAME) == semconv.OP_AGENT_HANDOFF:
-            return True
-        if (
-            span.scope in semconv.OPENAI_AGENTS_SCOPES
-            and semconv.GEN_AI_TOOL_CALL_RESULT not in attrs
-            and semconv.OI_OUTPUT_VALUE not in attrs
-            and (
-                attrs.get(semconv.GEN_AI_OPERATION_NAME) == semconv.OP_EXECUTE_TOOL
-                or attrs.get(semconv.OI_SPAN_KIND) == semconv.OI_KIND_TOOL
-            )
-        ):
-            return True
-    return False
 
 
 def _read_and_assign(

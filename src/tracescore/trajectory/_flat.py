@@ -23,11 +23,12 @@ from itertools import islice
 from operator import attrgetter
 
 from tracescore.model.span import SpanRecord
-from tracescore.model.trajectory import Step, Trajectory
+from tracescore.model.trajectory import Trajectory
 from tracescore.trajectory._classify import classify
+from tracescore.trajectory._flat_steps import FlatParts, flat_steps
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._run import run_trajectory
-from tracescore.trajectory._step_calls import executed_call, model_call, shows_unrequested
+from tracescore.trajectory._step_calls import model_call
 from tracescore.trajectory._tree import MAX_OTLP_KIND
 from tracescore.trajectory._values import clean_text
 from tracescore.trajectory._views import SpanView
@@ -79,12 +80,11 @@ def _flat_run(
     agent_view = _read(root, options, read)
     if agent_view is None or agent_view.role != "agent" or agent_view.warnings:
         return None
-    if agent_view.requests:  # the agent span's exchange would be joined to executions
-        return None
     agent = agent_view.agent_name or clean_text(root.name)
-    output_tools = options.output_tool_names
-    models: list[SpanView] = []
-    steps: list[Step] = []
+    parts = FlatParts(root, agent_view, agent)
+    order = parts.order
+    tools = parts.tools
+    models = parts.models
     for span in islice(ordered, 1, None):
         view = _read(span, options, read)
         if view is None:
@@ -96,22 +96,27 @@ def _flat_run(
             # Under the agent span itself: no outer tool span to merge into, no nested run.
             if span.parent_span_id != root_id or view.output_tool:
                 return None
-            call = executed_call(view, span, span.span_id, None, agent, options)
-            if shows_unrequested(view, call, output_tools, options):
-                steps.append(call)
+            order.append(len(tools))
+            tools.append((span, view))
         elif role == "model":
-            # Recorded requests are joined to executions; output tools change what is shown.
-            if (
-                span.parent_span_id != root_id
-                or view.requests is not None
-                or view.output_tool_names
-            ):
+            # Output tools a model span names change which calls are shown.
+            if span.parent_span_id != root_id or view.output_tool_names:
                 return None
+            order.append(~len(models))
             models.append(view)
-            steps.append(model_call(view, span, span.span_id))
+            parts.model_spans.append(span)
+            parts.model_steps.append(model_call(view, span, span.span_id))
+            asked = view.requests
+            if asked is not None:
+                parts.recorded = True
+                if asked and not parts.add_requests(asked, span.end_ns or span.start_ns):
+                    return None
         elif role == "agent" or role == "handoff":
             return None  # a second agent (a sub-run, or one nested too deep), or a handoff
-    return run_trajectory(root, root_id, agent, [agent_view], models, tuple(steps), options)
+    steps = flat_steps(parts, options)
+    if steps is None:
+        return None
+    return run_trajectory(root, root_id, agent, [agent_view], models, steps, options)
 
 
 def _in_order(spans: list[SpanRecord]) -> list[SpanRecord]:

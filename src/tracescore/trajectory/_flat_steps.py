@@ -1,0 +1,175 @@
+"""The steps of a flat run (`_flat`): its requested calls joined to their executions by call id.
+
+A flat run's model spans may record the calls they asked for (`tool_call` parts of their
+output messages, the shape SDKs with message capture send), and its tool spans repeat their
+ids. Steps are then made as `_steps.build_steps` makes them, from the same step builders, but
+without its nodes: requests in the order asked (each joined to the first tool span with its id,
+or else paused, denied or answered as `_unexecuted` decides), merged into the model calls and the
+executions nobody asked for, in (start, end, span id) order.
+
+Requests are joined by call id only: a request or an execution without an id (joined by name
+and order) is left to the general path (`flat_steps` answers None).
+"""
+
+from __future__ import annotations
+
+from tracescore.model.span import SpanRecord
+from tracescore.model.trajectory import ModelCall, Step
+from tracescore.trajectory._options import BuildOptions
+from tracescore.trajectory._pydantic_ai import is_output_tool
+from tracescore.trajectory._step_calls import (
+    executed_call,
+    mark_awaiting_approval,
+    shows_unrequested,
+)
+from tracescore.trajectory._step_order import merge_steps
+from tracescore.trajectory._unexecuted import (
+    answered_handoff,
+    decisions_in,
+    denied_earlier,
+    responses_by_call,
+    unexecuted_call,
+)
+from tracescore.trajectory._views import Response, SpanView, ToolRequest
+
+__all__ = ["FlatParts", "flat_steps"]
+
+
+class FlatParts:
+    """What the pass over a flat run collected: its model and tool spans, and the requests.
+
+    `order` lists the steps other than requested calls, in (start, end, span id) order: an
+    index into `tools` for a tool span, `~k` (negative) for the model call `model_steps[k]`.
+    """
+
+    __slots__ = (
+        "agent",
+        "agent_view",
+        "anchors",
+        "by_id",
+        "model_spans",
+        "model_steps",
+        "models",
+        "order",
+        "recorded",
+        "requests",
+        "root",
+        "tools",
+    )
+
+    def __init__(self, root: SpanRecord, agent_view: SpanView, agent: str | None) -> None:
+        self.root = root
+        self.agent_view = agent_view
+        self.agent = agent
+        self.models: list[SpanView] = []
+        self.model_spans: list[SpanRecord] = []
+        self.model_steps: list[ModelCall] = []
+        self.tools: list[tuple[SpanRecord, SpanView]] = []
+        self.order: list[int] = []
+        self.requests: list[ToolRequest] = []
+        self.anchors: list[int] = []  # when each request was asked for: its model span's end
+        self.by_id: dict[str, int] = {}  # call id -> index in `requests` (the first one wins)
+        self.recorded = False  # a model span recorded its output messages (maybe no call)
+
+    def add_requests(self, asked: tuple[ToolRequest, ...], anchor: int) -> bool:
+        """Add the requests `asked` at `anchor`, but a call id already asked for (the same call
+        recorded twice, e.g. by a retried stream); False when one has no call id."""
+        requests, anchors, by_id = self.requests, self.anchors, self.by_id
+        for request in asked:
+            call_id = request.call_id
+            if call_id is None:
+                return False
+            if call_id not in by_id:
+                by_id[call_id] = len(requests)
+                requests.append(request)
+                anchors.append(anchor)
+        return True
+
+
+def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | None:
+    """The steps of the flat run `parts`, or None when a call must be joined by name."""
+    # The agent span's own record of the exchange stands in when no model span recorded one
+    # (content capture off on chat spans), asked for when the run started.
+    fallback = parts.agent_view.requests
+    if not parts.recorded and fallback and not parts.add_requests(fallback, parts.root.start_ns):
+        return None
+    requests = parts.requests
+    tools = parts.tools
+    executions: list[tuple[SpanRecord, SpanView] | None] = [None] * len(requests)
+    unrequested = [True] * len(tools)
+    if requests:
+        by_id = parts.by_id
+        for index, execution in enumerate(tools):
+            call_id = execution[1].call_id
+            if call_id is None:
+                return None
+            found = by_id.get(call_id)
+            if found is not None and executions[found] is None:
+                executions[found] = execution
+                unrequested[index] = False
+    names = tuple(sorted(set(options.output_tool_names)))
+    last_model = max([span.start_ns for span in parts.model_spans], default=0)
+    approval = options.pause.awaiting_approval
+    requested = _requested(parts, executions, names, last_model, options)
+    starts: list[int] = []
+    steps: list[Step] = []
+    model_spans, model_steps, agent = parts.model_spans, parts.model_steps, parts.agent
+    for index in parts.order:
+        if index < 0:
+            starts.append(model_spans[~index].start_ns)
+            steps.append(model_steps[~index])
+            continue
+        if not unrequested[index]:
+            continue
+        span, view = tools[index]
+        if approval is not None:
+            mark_awaiting_approval(view, span, options, last_model)
+        call = executed_call(view, span, span.span_id, None, agent, options)
+        if shows_unrequested(view, call, names, options):
+            starts.append(span.start_ns)
+            steps.append(call)
+    if parts.models:
+        executed = (view for index, (_, view) in enumerate(tools) if unrequested[index])
+        requested[:0] = denied_earlier(
+            parts.models[0], model_spans[0].start_ns, parts.by_id, executed, agent, options
+        )
+    return merge_steps(requested, starts, steps)
+
+
+def _requested(
+    parts: FlatParts,
+    executions: list[tuple[SpanRecord, SpanView] | None],
+    names: tuple[str, ...],
+    last_model: int,
+    options: BuildOptions,
+) -> list[tuple[int, Step]]:
+    """The requested calls in the order asked, each with its anchor time."""
+    agent = parts.agent
+    approval = options.pause.awaiting_approval
+    requested: list[tuple[int, Step]] = []
+    responses: dict[str, Response] | None = None
+    decisions: dict[str, str] = {}
+    for index, request in enumerate(parts.requests):
+        execution = executions[index]
+        if execution is not None:
+            span, view = execution
+            if approval is not None:
+                mark_awaiting_approval(view, span, options, last_model)
+            call = executed_call(view, span, span.span_id, request, agent, options)
+            anchor = span.start_ns
+        else:
+            if responses is None:
+                sources = [view.responses for view in parts.models]
+                sources.append(parts.agent_view.responses)
+                responses = responses_by_call(sources)
+                spans = [parts.root, *parts.model_spans, *(span for span, _ in parts.tools)]
+                decisions = decisions_in(spans, options)
+            anchor = parts.anchors[index]
+            handoff = answered_handoff(request, responses, options)
+            if handoff is not None:
+                requested.append((anchor, handoff))
+                continue
+            call = unexecuted_call(request, responses, decisions, agent, options)
+        if options.include_output_tools or not is_output_tool(call.name, names):
+            requested.append((anchor, call))
+    return requested
