@@ -23,6 +23,7 @@ from tracescore.trajectory._messages import (
     tool_requests,
     tool_responses,
 )
+from tracescore.trajectory._model_output import answer_and_requests
 from tracescore.trajectory._openai_agents import genai_handoff, openai_message_parts
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._values import (
@@ -149,23 +150,42 @@ def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> Span
     """An inference span: tokens, the calls the model requested, and (lazily) the responses."""
     attrs = span.attributes
     limit = options.max_value_chars
-    outputs = openai_message_parts(parse_messages(attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES)))
     raw_inputs = attrs.get(semconv.GEN_AI_INPUT_MESSAGES)
-    # Exact ints and ASCII text are read as they are; anything else through as_int / as_text
-    # (a call fewer per attribute on the common path, which runs for every model span).
+    # Exact ints and ASCII text are read as they are, an absent key (None) as None; anything
+    # else through as_int / as_text (calls saved on the common path, which runs for every
+    # model span; a service that reads no usage has none of these keys).
     input_tokens = attrs.get(semconv.GEN_AI_USAGE_INPUT_TOKENS)
     if input_tokens.__class__ is not int:
-        input_tokens = as_int(input_tokens)
+        if input_tokens is not None:
+            input_tokens = as_int(input_tokens)
         if input_tokens is None:
-            input_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_PROMPT_TOKENS))
+            input_tokens = attrs.get(semconv.GEN_AI_USAGE_PROMPT_TOKENS)
+            if input_tokens is not None and input_tokens.__class__ is not int:
+                input_tokens = as_int(input_tokens)
     output_tokens = attrs.get(semconv.GEN_AI_USAGE_OUTPUT_TOKENS)
     if output_tokens.__class__ is not int:
-        output_tokens = as_int(output_tokens)
+        if output_tokens is not None:
+            output_tokens = as_int(output_tokens)
         if output_tokens is None:
-            output_tokens = as_int(attrs.get(semconv.GEN_AI_USAGE_COMPLETION_TOKENS))
+            output_tokens = attrs.get(semconv.GEN_AI_USAGE_COMPLETION_TOKENS)
+            if output_tokens is not None and output_tokens.__class__ is not int:
+                output_tokens = as_int(output_tokens)
     model = attrs.get(semconv.GEN_AI_RESPONSE_MODEL)
     if model.__class__ is not str or not model.isascii():
-        model = as_text(model)
+        model = as_text(model) if model is not None else None
+    if not model:
+        model = attrs.get(semconv.GEN_AI_REQUEST_MODEL)
+        if model is not None:
+            model = as_text(model)
+    output: str | None = None
+    requests: tuple[ToolRequest, ...] | None = None
+    if semconv.GEN_AI_OUTPUT_MESSAGES in attrs:
+        messages = parse_messages(attrs[semconv.GEN_AI_OUTPUT_MESSAGES])
+        if messages:
+            text, requests = answer_and_requests(messages)
+            output = cut(text, limit)
+        else:
+            requests = ()
     view = SpanView(
         "model",
         convention,
@@ -174,13 +194,12 @@ def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> Span
         None,
         None,
         None,
-        model or as_text(attrs.get(semconv.GEN_AI_REQUEST_MODEL)),
+        model,
         input_tokens,
         output_tokens,
-        cut(last_assistant_text(outputs), limit) if outputs else None,
+        output,
     )
-    if semconv.GEN_AI_OUTPUT_MESSAGES in attrs:
-        view.requests = tool_requests(outputs)
+    view.requests = requests
     if semconv.GEN_AI_TOOL_DEFINITIONS in attrs:
         view.tools = tool_names(attrs[semconv.GEN_AI_TOOL_DEFINITIONS])
     if raw_inputs is not None:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from tracescore import semconv
+from tracescore.model.trajectory import Deferred
 from tracescore.trajectory._values import as_text, clean_id, clean_text, parse_json, parse_lenient
 from tracescore.trajectory._views import MISSING, Response, ToolRequest
 
@@ -22,6 +23,8 @@ __all__ = [
     "first_user_text",
     "input_text",
     "last_assistant_text",
+    "lenient",
+    "lenient_later",
     "make_response",
     "may_be_error_result",
     "output_text",
@@ -217,6 +220,19 @@ def lenient(value: object, limit: int) -> Any:
     if value is MISSING:
         return MISSING
     return parse_lenient(value, limit)
+
+
+def lenient_later(value: object, limit: int) -> Any:
+    """`lenient(value, limit)`, computed when a `ToolCall` field holding it is first read.
+
+    A requested call's arguments stand in for an execution's when its span has none (the
+    service leaves them undecoded when no scorer reads them): copying each into JSON-safe data
+    up front was a twentieth of building a run with recorded requests, for values most scorers
+    never read. MISSING stays MISSING.
+    """
+    if value is MISSING:
+        return MISSING
+    return Deferred(parse_lenient, value, limit)
 
 
 def input_text(value: object) -> str | None:

@@ -29,6 +29,7 @@ __all__ = [
     "function_style",
     "genai_handoff",
     "handoff_tool_name",
+    "is_message_repr",
     "openai_message_parts",
 ]
 
@@ -81,18 +82,22 @@ def _has_repr(message: dict[str, Any]) -> bool:
     return isinstance(parts, list) and any(_repr_text(p) is not None for p in parts)
 
 
+def is_message_repr(content: object) -> bool:
+    """Whether a text part's `content` is the repr of an OpenAI message, which
+    `openai_message_parts` rewrites."""
+    return (
+        isinstance(content, str)
+        and content.startswith(_REPR_START)
+        and _REPR_MARK in content
+        and len(content) <= _MAX_REPR_CHARS
+    )
+
+
 def _repr_text(part: object) -> str | None:
     if not isinstance(part, dict) or part.get(semconv.PART_TYPE) != semconv.PART_TEXT:
         return None
     text = part.get(semconv.PART_CONTENT)
-    if (
-        isinstance(text, str)
-        and text.startswith(_REPR_START)
-        and _REPR_MARK in text
-        and len(text) <= _MAX_REPR_CHARS
-    ):
-        return text
-    return None
+    return text if is_message_repr(text) else None
 
 
 def _unrepr(part: object) -> list[Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import Handoff, ModelCall, ToolCall, ToolStatus
-from tracescore.trajectory._messages import lenient
+from tracescore.trajectory._messages import lenient, lenient_later
 from tracescore.trajectory._openai_agents import awaits_approval
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import is_output_tool
@@ -93,7 +93,7 @@ def executed_call(
         status = "error"
     arguments = view.arguments
     if arguments is MISSING:
-        arguments = lenient(request.arguments, options.max_value_chars) if request else None
+        arguments = lenient_later(request.arguments, options.max_value_chars) if request else None
     name = view.tool_name or (request.name if request else None) or clean_text(span.name)
     failed = status == "error"
     # Positional, in field order (one is built per tool call).

@@ -1,0 +1,63 @@
+"""What a model call answered: its final text and the tool calls it asked for.
+
+Both come from the span's output messages (`gen_ai.output.messages`), read here in one pass
+over their parts; the general readers in `_messages` define what each is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tracescore import semconv
+from tracescore.trajectory._messages import last_assistant_text, tool_requests
+from tracescore.trajectory._openai_agents import is_message_repr, openai_message_parts
+from tracescore.trajectory._values import as_text, clean_id
+from tracescore.trajectory._views import MISSING, ToolRequest
+
+__all__ = ["answer_and_requests"]
+
+
+def answer_and_requests(
+    messages: list[dict[str, Any]],
+) -> tuple[str | None, tuple[ToolRequest, ...]]:
+    """`(last_assistant_text(m), tool_requests(m))` of `m = openai_message_parts(messages)`.
+
+    In one pass over the parts, for messages with no OpenAI repr to rewrite (the usual case):
+    the two reads and the check for a repr each walked every part, and the model span is the
+    span read most often.
+    """
+    text: str | None = None
+    requests: list[ToolRequest] = []
+    for message in messages:
+        parts = message.get(semconv.MSG_PARTS)
+        answers = message.get(semconv.MSG_ROLE) in _ANSWER_ROLES
+        texts: list[str] = []
+        if isinstance(parts, list):
+            for part in parts:
+                if not isinstance(part, dict):
+                    continue
+                kind = part.get(semconv.PART_TYPE)
+                if kind == semconv.PART_TOOL_CALL:
+                    name = as_text(part.get(semconv.PART_NAME))
+                    if name:
+                        call_id = clean_id(part.get(semconv.PART_ID))
+                        arguments = part.get(semconv.PART_ARGUMENTS, MISSING)
+                        requests.append(ToolRequest(name, call_id, arguments))
+                elif kind == semconv.PART_TEXT:
+                    content = part.get(semconv.PART_CONTENT)
+                    if is_message_repr(content):  # rewritten first: the general reads
+                        outputs = openai_message_parts(messages)
+                        return last_assistant_text(outputs), tool_requests(outputs)
+                    if answers:
+                        found = as_text(content)
+                        if found is not None:
+                            texts.append(found)
+        if answers:
+            # The last assistant (or role-less) message with text is the answer.
+            answer = "\n".join(texts) if texts else as_text(message.get(semconv.PART_CONTENT))
+            if answer:
+                text = answer
+    return text, tuple(requests)
+
+
+_ANSWER_ROLES = (semconv.MSG_ROLE_ASSISTANT, None)
