@@ -133,15 +133,16 @@ def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None:
     """The merged view of `span`, or None when no convention recognises it."""
     attrs = span.attributes
     name = span.name
-    # Most spans carry no marker of another convention: then only GenAI may read them.
+    # Most spans carry no marker of another convention: then only GenAI may read them. (Names
+    # bound in this module: each `semconv.X` or `GENAI.x` is a lookup more per span.)
     if (
         _OTHER_MARKERS.isdisjoint(attrs)
-        and span.scope != semconv.PYDANTIC_AI_SCOPE
-        and not name.startswith(semconv.AI_SPAN_PREFIX)
+        and span.scope != _PYDANTIC_AI_SCOPE
+        and not name.startswith(_AI_SPAN_PREFIX)
     ):
-        if semconv.GEN_AI_OPERATION_NAME in attrs or name.startswith(_GENAI_NAME_PREFIXES):
-            view = GENAI.read(span, options)
-            return view if view is None or GENAI.clean else clean_view(view)
+        if _OPERATION in attrs or name.startswith(_GENAI_NAME_PREFIXES):
+            view = _read_genai(span, options)
+            return view if view is None or _GENAI_CLEAN else clean_view(view)
         return None
     candidates = _marked(span)
     if not candidates:
@@ -185,6 +186,11 @@ def classify_every_convention(span: SpanRecord, options: BuildOptions) -> SpanVi
 # follows one convention, and asking the other five cost about a fifth of building a run.
 # The tests check every recorded fixture span classifies the same with and without this.
 _PYDANTIC_AI_MARKERS = frozenset(PYDANTIC_AI_MARKERS)
+_PYDANTIC_AI_SCOPE = semconv.PYDANTIC_AI_SCOPE
+_AI_SPAN_PREFIX = semconv.AI_SPAN_PREFIX
+_OPERATION = semconv.GEN_AI_OPERATION_NAME
+_read_genai = GENAI.read
+_GENAI_CLEAN = GENAI.clean
 _GENAI_NAME_PREFIXES = (semconv.OP_EXECUTE_TOOL + " ", semconv.OP_INVOKE_AGENT)
 _BY_MASK: tuple[tuple[Convention, ...], ...] = tuple(
     tuple(c for bit, c in enumerate(CONVENTIONS) if mask >> bit & 1)

@@ -86,7 +86,10 @@ def _flat_run(
     tools = parts.tools
     models = parts.models
     for span in islice(ordered, 1, None):
-        view = _read(span, options, read)
+        try:  # `_read`, inlined: one call fewer per span
+            view = read[span.span_id] = classify(span, options)
+        except Exception:
+            return None  # the general path reads the span again, and warns
         if view is None:
             continue
         if view.warnings:

@@ -122,7 +122,7 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
         if not unrequested[index]:
             continue
         span, view = tools[index]
-        if approval is not None:
+        if approval is not None and span.start_ns >= last_model:  # (its first condition)
             mark_awaiting_approval(view, span, options, last_model)
         call = executed_call(view, span, span.span_id, None, agent, options)
         if shows_unrequested(view, call, names, options):
@@ -153,7 +153,7 @@ def _requested(
         execution = executions[index]
         if execution is not None:
             span, view = execution
-            if approval is not None:
+            if approval is not None and span.start_ns >= last_model:  # (its first condition)
                 mark_awaiting_approval(view, span, options, last_model)
             call = executed_call(view, span, span.span_id, request, agent, options)
             anchor = span.start_ns

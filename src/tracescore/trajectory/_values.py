@@ -17,10 +17,13 @@ from tracescore.model.span import AttrValue, SpanRecord
 from tracescore.model.trajectory import Deferred
 
 __all__ = [
+    "JSON_STARTS",
+    "PLAIN_SCAN",
     "as_int",
     "as_text",
     "clean_id",
     "json_safe",
+    "load_document",
     "parse_json",
     "parse_later",
     "parse_lenient",
@@ -29,7 +32,7 @@ __all__ = [
 
 # Only these first characters make a string worth a json.loads attempt: objects, arrays and
 # JSON-encoded strings. Numbers and words stay text, so "42" stays the string "42".
-_JSON_STARTS = frozenset('{["')
+JSON_STARTS = frozenset('{["')
 # An escaped UTF-16 surrogate (\ud800-\udfff) decodes to a lone surrogate if unpaired.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
@@ -109,10 +112,10 @@ def parse_json(value: object) -> Any:
         value = value.decode("utf-8", "replace")
     if isinstance(value, str):
         stripped = value.strip()
-        if not stripped or stripped[0] not in _JSON_STARTS:
+        if not stripped or stripped[0] not in JSON_STARTS:
             return None
         try:
-            return _loads(_PLAIN_SCAN, stripped)
+            return load_document(PLAIN_SCAN, stripped)
         except (ValueError, RecursionError):
             return None
     if isinstance(value, tuple):
@@ -132,10 +135,10 @@ def parse_lenient(value: object, limit: int) -> Any:
         if len(value) > limit:
             return truncate(clean_text(value), limit)
         stripped = value.strip()
-        if not stripped or stripped[0] not in _JSON_STARTS:
+        if not stripped or stripped[0] not in JSON_STARTS:
             return clean_text(value)
         try:
-            parsed = _loads(_SCAN, stripped)
+            parsed = load_document(_SCAN, stripped)
         except (ValueError, RecursionError):
             return clean_text(value)
         # Fast path: a document within the limit has no longer string inside, and without
@@ -174,10 +177,10 @@ _PLAIN_DECODER = json.JSONDecoder()
 # The decoders' own C scanners: `JSONDecoder.__init__` sets `scan_once`, which typeshed omits.
 _Scanner = Callable[[str, int], tuple[Any, int]]
 _SCAN: _Scanner = _DECODER.scan_once  # type: ignore[attr-defined]
-_PLAIN_SCAN: _Scanner = _PLAIN_DECODER.scan_once  # type: ignore[attr-defined]
+PLAIN_SCAN: _Scanner = _PLAIN_DECODER.scan_once  # type: ignore[attr-defined]
 
 
-def _loads(scan: _Scanner, stripped: str) -> Any:
+def load_document(scan: _Scanner, stripped: str) -> Any:
     """The JSON document `stripped` (no surrounding whitespace), parsed by `scan`.
 
     `decoder.decode(text)` is `raw_decode` between two whitespace regex matches, and
