@@ -38,9 +38,16 @@ def answer_and_requests(
                     continue
                 kind = part.get(semconv.PART_TYPE)
                 if kind == semconv.PART_TOOL_CALL:
-                    name = as_text(part.get(semconv.PART_NAME))
+                    # ASCII text (most names and ids) is as_text's own value: no call needed.
+                    name = part.get(semconv.PART_NAME)
+                    if name.__class__ is not str or not name.isascii():
+                        name = as_text(name)
                     if name:
-                        call_id = clean_id(part.get(semconv.PART_ID))
+                        call_id = part.get(semconv.PART_ID)
+                        if call_id.__class__ is str and call_id.isascii():
+                            call_id = call_id.strip() or None
+                        else:
+                            call_id = clean_id(call_id)
                         arguments = part.get(semconv.PART_ARGUMENTS, MISSING)
                         requests.append(ToolRequest(name, call_id, arguments))
                 elif kind == semconv.PART_TEXT:
