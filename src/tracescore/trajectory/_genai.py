@@ -140,8 +140,8 @@ def read_agent(span: SpanRecord, options: BuildOptions, convention: str) -> Span
     # Requests and responses recorded on the agent span are a fallback for runs whose model
     # spans are missing (Microsoft Agent Framework writes the whole exchange here).
     if inputs or outputs:
-        view.requests = tool_requests(inputs + outputs)
         everything = inputs + outputs
+        view.requests = tool_requests(everything)
         view.responses = lambda: tool_responses(everything)
     return view
 

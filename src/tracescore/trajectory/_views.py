@@ -135,7 +135,7 @@ class ModelInput:
     none, and then are not parsed for it.
     """
 
-    __slots__ = ("_calls", "_needles", "_raw", "_responses")
+    __slots__ = ("_calls", "_raw", "_rejections", "_responses")
 
     def __init__(
         self,
@@ -147,11 +147,9 @@ class ModelInput:
         self._raw = raw
         self._responses = responses
         self._calls = calls
-        self._needles = (
-            semconv.RESPONSE_EXECUTION_DENIED,
-            f'"{semconv.RESPONSE_DENIED}"',
-            *options.pause.rejection_texts,
-        )
+        # One is made per model span that recorded its input, and `history` is asked of the
+        # run's first only: its needles are put together there.
+        self._rejections = options.pause.rejection_texts
 
     def __call__(self) -> dict[str, Response]:
         return self._responses(self._raw)
@@ -159,9 +157,14 @@ class ModelInput:
     def history(self) -> tuple[tuple[ToolRequest, Response | None], ...]:
         """The calls since the last user message, each with its response (None: unanswered)."""
         raw = self._raw
-        if isinstance(raw, str) and not any(needle in raw for needle in self._needles):
+        needles = (_DENIAL, _DENIED_KEY, *self._rejections)
+        if isinstance(raw, str) and not any(needle in raw for needle in needles):
             return ()
         return self._calls(raw)
+
+
+_DENIAL = semconv.RESPONSE_EXECUTION_DENIED
+_DENIED_KEY = f'"{semconv.RESPONSE_DENIED}"'
 
 
 def merge_views(views: list[SpanView]) -> SpanView | None:
