@@ -122,9 +122,10 @@ static int reject(Shared *sh, Grouping *g, Parsed *s, Py_ssize_t i, Py_ssize_t j
     PyObject *record = tracescore_record_of(sh, s, tracescore_hex_of(s->trace, s->trace_len),
                                             resource, scope);
     if (record == NULL) return -1;
-    PyObject *items[6] = {PyLong_FromSsize_t(i), PyLong_FromSsize_t(j), PyLong_FromSsize_t(k),
-                          bytes_of(s->trace, s->trace_len), bytes_of(s->sid, s->sid_len),
-                          Py_NewRef(field_of(record, R_NAME))};
+    PyObject *items[6] = {ITEM(PyLong_FromSsize_t(i)), ITEM(PyLong_FromSsize_t(j)),
+                          ITEM(PyLong_FromSsize_t(k)), ITEM(bytes_of(s->trace, s->trace_len)),
+                          ITEM(bytes_of(s->sid, s->sid_len)),
+                          ITEM(Py_NewRef(field_of(record, R_NAME)))};
     Py_DECREF(record);
     PyObject *item = tuple_of(items, 6);
     int rc = item == NULL ? -1 : PyList_Append(g->rejects, item);
@@ -164,8 +165,8 @@ int tracescore_group_span(Ctx *ctx, Shared *sh, Grouping *g, const uint8_t *data
         tracescore_is_scanned_candidate(sh->rule, &s, attrs, field_of(record, R_NAME));
     int rc = candidate < 0 ? -1 : PyList_Append(p->records, record);
     if (rc == 0 && candidate) {
-        PyObject *items[4] = {PyLong_FromSsize_t(i), PyLong_FromSsize_t(j),
-                              PyLong_FromSsize_t(k), Py_NewRef(record)};
+        PyObject *items[4] = {ITEM(PyLong_FromSsize_t(i)), ITEM(PyLong_FromSsize_t(j)),
+                              ITEM(PyLong_FromSsize_t(k)), ITEM(Py_NewRef(record))};
         PyObject *item = tuple_of(items, 4);
         if (item != NULL) PyObject_GC_UnTrack(item); /* an index and an untracked record */
         rc = item == NULL ? -1 : PyList_Append(p->candidates, item);
@@ -183,10 +184,10 @@ PyObject *tracescore_grouping_result(Grouping *g) {
     for (Py_ssize_t n = 0; groups != NULL && n < g->n; n++) {
         Group *p = &g->groups[n];
         PyObject *items[8] = {
-            Py_NewRef(p->records), PyLong_FromSsize_t(p->size), PyLong_FromSsize_t(p->lead),
-            PyLong_FromSsize_t(p->last_root), Py_NewRef(p->candidates),
-            PyLong_FromSsize_t(p->lead_candidates), PyLong_FromSsize_t(p->first),
-            PyLong_FromSsize_t(p->first_attr),
+            ITEM(Py_NewRef(p->records)),          ITEM(PyLong_FromSsize_t(p->size)),
+            ITEM(PyLong_FromSsize_t(p->lead)),    ITEM(PyLong_FromSsize_t(p->last_root)),
+            ITEM(Py_NewRef(p->candidates)),       ITEM(PyLong_FromSsize_t(p->lead_candidates)),
+            ITEM(PyLong_FromSsize_t(p->first)),   ITEM(PyLong_FromSsize_t(p->first_attr)),
         };
         PyObject *group = tuple_of(items, 8);
         if (group != NULL) PyObject_GC_UnTrack(group); /* as the lists it holds */

@@ -256,9 +256,10 @@ PyObject *tracescore_span_record(Ctx *ctx, Shared *sh, const uint8_t *data, Py_s
         return NULL;
     }
     PyObject *items[8] = {
-        PyLong_FromSsize_t(i), PyLong_FromSsize_t(j), PyLong_FromSsize_t(k), trace,
-        bytes_of(s.sid, s.sid_len), PyLong_FromSsize_t(s.size), record,
-        candidate < 0 ? NULL : Py_NewRef(candidate ? Py_True : Py_False),
+        ITEM(PyLong_FromSsize_t(i)),      ITEM(PyLong_FromSsize_t(j)),
+        ITEM(PyLong_FromSsize_t(k)),      trace,
+        ITEM(bytes_of(s.sid, s.sid_len)), ITEM(PyLong_FromSsize_t(s.size)),
+        record,                           ITEM(Py_NewRef(candidate ? Py_True : Py_False)),
     };
     return tuple_of(items, 8);
 }

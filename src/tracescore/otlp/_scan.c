@@ -175,23 +175,23 @@ static PyObject *span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Py_ssize_t 
     Parsed s;
     if (tracescore_parse_span(ctx, data, len, &s)) return NULL;
     PyObject *items[17] = {
-        PyLong_FromSsize_t(i),
-        PyLong_FromSsize_t(j),
-        PyLong_FromSsize_t(k),
-        bytes_of(s.trace, s.trace_len),
-        bytes_of(s.sid, s.sid_len),
-        bytes_of(s.parent, s.parent_len),
-        text_of(s.name, s.name_len),
-        PyLong_FromLong((int32_t)s.kind),
-        PyLong_FromUnsignedLongLong(s.start),
-        PyLong_FromUnsignedLongLong(s.stop),
-        PyLong_FromLong((int32_t)s.code),
-        text_of(s.msg, s.msg_len),
+        ITEM(PyLong_FromSsize_t(i)),
+        ITEM(PyLong_FromSsize_t(j)),
+        ITEM(PyLong_FromSsize_t(k)),
+        ITEM(bytes_of(s.trace, s.trace_len)),
+        ITEM(bytes_of(s.sid, s.sid_len)),
+        ITEM(bytes_of(s.parent, s.parent_len)),
+        ITEM(text_of(s.name, s.name_len)),
+        ITEM(PyLong_FromLong((int32_t)s.kind)),
+        ITEM(PyLong_FromUnsignedLongLong(s.start)),
+        ITEM(PyLong_FromUnsignedLongLong(s.stop)),
+        ITEM(PyLong_FromLong((int32_t)s.code)),
+        ITEM(text_of(s.msg, s.msg_len)),
         s.attrs, /* ownership moves to the tuple */
-        PyLong_FromSsize_t(s.size),
+        ITEM(PyLong_FromSsize_t(s.size)),
         s.events,
-        Py_NewRef(resource),
-        Py_NewRef(scope),
+        ITEM(Py_NewRef(resource)),
+        ITEM(Py_NewRef(scope)),
     };
     return tuple_of(items, 17);
 }

@@ -195,14 +195,21 @@ static inline PyObject *text_of(const uint8_t *data, Py_ssize_t len) {
 }
 
 /* A tuple of n new references (stolen, also on failure), or NULL when any is NULL. */
+/* One item of an array for tuple_of, made only while none made before it failed: a C API call
+ * made with an exception set loses it or raises SystemError (the fuzzer found a span whose name
+ * was not UTF-8 and whose status message was then decoded with the UnicodeDecodeError set).
+ * Items are made in an unspecified order, so every call that can fail goes through this. */
+#define ITEM(expr) (PyErr_Occurred() ? NULL : (expr))
+
+/* A tuple of n owned items (stolen), or NULL, the items released, when one is NULL. */
 static inline PyObject *tuple_of(PyObject **items, int n) {
-    PyObject *out = PyTuple_New(n);
-    for (int m = 0; m < n; m++) {
-        if (items[m] == NULL || out == NULL) {
-            for (int q = 0; q < n; q++) Py_XDECREF(items[q]);
-            Py_XDECREF(out);
-            return NULL;
-        }
+    PyObject *out = NULL;
+    int complete = 1;
+    for (int m = 0; m < n; m++) complete &= items[m] != NULL;
+    if (complete) out = PyTuple_New(n);
+    if (out == NULL) {
+        for (int q = 0; q < n; q++) Py_XDECREF(items[q]);
+        return NULL;
     }
     for (int m = 0; m < n; m++) PyTuple_SET_ITEM(out, m, items[m]);
     return out;
