@@ -20,7 +20,8 @@ from assembler._harness import SHOP, Harness
 from support.agent_spans import agent_run, kv, span_ids
 from tracescore import semconv
 from tracescore.assembler import Assembler, Ingest
-from tracescore.assembler.assembler import RECORD_OVERHEAD, _Trace
+from tracescore.assembler.buffer import RECORD_OVERHEAD
+from tracescore.assembler.buffer import Trace as _Trace
 from tracescore.errors import InputError
 from tracescore.pipeline.scoring import AGENT_CANDIDATES
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tracescore.assembler._wire import Held, cut_spans, frame_request
+from tracescore.assembler.buffer import Buffer
 from tracescore.assembler.waits import Annotate, annotated
 from tracescore.semconv import TRACESCORE_COMPLETE
 from tracescore.storage.records import Request
 
-__all__ = ["Send", "replay_parts"]
+__all__ = ["Replay", "Send", "replay_parts"]
 
 Key = tuple[int, int]
 Send = tuple[bytes, int, tuple[Key, ...]]
@@ -70,3 +71,29 @@ def replay_parts(
     if spans:
         out.append((frame_request(spans), len(spans), tuple(keys)))
     return out
+
+
+class Replay(Buffer):
+    """What the assembler does with a replayed request's parts (`Assembler.restore`)."""
+
+    def _resume(self, body: bytes, remove: dict[int, dict[int, set[int]]], accepted: int) -> None:
+        """A replayed request's parts (see `restore`) sent as its storage record says."""
+        assert self._restoring is not None
+        sends = replay_parts(
+            body, remove, accepted, self._restoring, self._rehold, self._hooks.annotate
+        )
+        for send_body, n, token in sends:
+            self._outbox.send(send_body, n, token)
+
+    def _rehold(self, trace_id: bytes, span_hex: str, held: Held, key: tuple[int, int]) -> bool:
+        trace = self._traces.get(trace_id)
+        if trace is None or self._journal is None:
+            return False
+        trace.held[span_hex] = held
+        size = len(held[0]) + len(held[1]) + len(held[2])
+        trace.nbytes += size
+        self.nbytes += size
+        self.spans += 1
+        self._restored.add(trace.hex)
+        self._journal.hold(trace.hex, span_hex, key)
+        return True

@@ -41,6 +41,7 @@ from tracescore.otlp.native import extension
 
 __all__ = [
     "ATTRIBUTE_OVERHEAD",
+    "CACHE_BYTES_MAX",
     "NATIVE",
     "CandidateRule",
     "ScannedRecord",
@@ -58,12 +59,27 @@ ATTRIBUTE_OVERHEAD = 32
 # The caches fed by what clients send are bounded in bytes, not only in entries: keys (see
 # KEY_CACHE_MAX) and span names over LONG_TEXT bytes are not cached, resources over
 # _RESOURCE_CACHE_MAX bytes are decoded for each request, and the resources cached hold at
-# most _RESOURCE_CACHE_BYTES of raw bytes. So the three caches hold at most about 4 MiB + 2 MiB
-# + 8 MiB, whatever clients send (tests/adversarial measure it).
+# most _RESOURCE_CACHE_BYTES (raw and decoded). So the three caches hold at most
+# CACHE_BYTES_MAX, whatever clients send (tests/adversarial measure it).
 _RESOURCE_CACHE_LIMIT = 256
 _RESOURCE_CACHE_MAX = 64 * 1024
-_RESOURCE_CACHE_BYTES = 4 * 1024 * 1024
+_RESOURCE_CACHE_BYTES = 8 * 1024 * 1024
 _NAME_CACHE_LIMIT = 8192
+# What one cached entry can hold at most, for `SpanReader.cache_bytes` (sys.getsizeof on
+# CPython 3.11, rounded up): a key is a bytes of up to KEY_CACHE_MAX (289 bytes) with its
+# decision, an interned str of as many characters (305) or a shorter tuple; a name is one str
+# (305), key and value alike; each has a dict slot (at most ~50 bytes at the dict's fill).
+_KEY_ENTRY_MAX = 650
+_NAME_ENTRY_MAX = 360
+# A cached resource's own entry (its raw bytes object and dict slot) beyond its raw length.
+_RESOURCE_ENTRY = 120
+CACHE_BYTES_MAX = (
+    KEY_CACHE_LIMIT * _KEY_ENTRY_MAX
+    + (_NAME_CACHE_LIMIT + 1) * _NAME_ENTRY_MAX
+    + _RESOURCE_CACHE_BYTES
+)
+"""At most what the caches of one SpanReader hold between requests (~16 MiB), whatever
+clients send: counted in `assembly.max_bytes` through `cache_bytes`."""
 _ZERO8 = bytes(8)
 _STATUS = {0: StatusCode.UNSET, 1: StatusCode.OK, 2: StatusCode.ERROR}
 _MISS: Any = object()
@@ -113,8 +129,20 @@ class SpanReader:
         self._candidates = candidates
         self._keys: dict[bytes, Kept] = {}
         self._resources: dict[bytes, dict[str, AttrValue]] = {}
-        self._resource_bytes = 0
+        self._resource_held = 0  # raw and decoded bytes of the cached resources
         self._names: dict[str, str] = {}
+
+    @property
+    def cache_bytes(self) -> int:
+        """Bytes the caches of what clients sent hold now (keys, span names, resources), at
+        most CACHE_BYTES_MAX: for keys and names their count times what an entry can hold
+        (both caches are filled by the native scanner; a count is all that is cheap to read
+        on every request), for resources what they hold."""
+        return (
+            len(self._keys) * _KEY_ENTRY_MAX
+            + len(self._names) * _NAME_ENTRY_MAX
+            + self._resource_held
+        )
 
     def _classify(self, raw: bytes) -> Kept:
         # Interned: a key the builder reads is then the very str it looks up (semconv's names
@@ -238,14 +266,17 @@ class SpanReader:
             decoded = {kv.key: decode_any_value(kv.value) for kv in resource.attributes}
             if len(raw) > _RESOURCE_CACHE_MAX:
                 return decoded
+            # Bounded by what it holds decoded: up to ~12x its raw bytes (two-byte keys and
+            # values: 12 raw bytes an attribute, ~140 of str objects and dict slot).
+            held = len(raw) + _RESOURCE_ENTRY + _decoded_size(decoded)
             if (
                 len(self._resources) >= _RESOURCE_CACHE_LIMIT
-                or self._resource_bytes + len(raw) > _RESOURCE_CACHE_BYTES
+                or self._resource_held + held > _RESOURCE_CACHE_BYTES
             ):
                 self._resources.clear()
-                self._resource_bytes = 0
+                self._resource_held = 0
             self._resources[raw] = decoded
-            self._resource_bytes += len(raw)
+            self._resource_held += held
         return decoded
 
     def record(
@@ -274,6 +305,13 @@ class SpanReader:
             resource,
             span[16],
         )
+
+
+def _decoded_size(decoded: dict[str, AttrValue]) -> int:
+    """Bytes a decoded resource holds: its dict, keys and values (containers as their size)."""
+    return sys.getsizeof(decoded) + sum(
+        sys.getsizeof(key) + sys.getsizeof(value) for key, value in decoded.items()
+    )
 
 
 def _event(raw: bytes) -> SpanEvent:

@@ -205,7 +205,8 @@ class Pipeline:
                 await task
         self._tasks = []
         if self._serving:
-            scored = self.assembler.drain()
+            async with self.assembler.exclusive:  # a request still taken in slices ends first
+                scored = self.assembler.drain()
             log.info("shutdown: scored %d buffered traces", scored)
             if self.judges is not None:  # judge what is queued while the grace period lasts
                 await self.judges.shutdown(timeout=max(0.1, deadline - time.monotonic() - 1.0))
@@ -267,6 +268,24 @@ class Pipeline:
         """Hand a request (or the checked bytes of one, maybe scanned) to the assembler; with
         storage, the result's `committed` is done once the request is on disk."""
         result = self.assembler.consume(request, body, scanned)
+        if self.storage is not None and result.accepted:
+            result.committed = self.storage.commit()
+        return result
+
+    @property
+    def consuming(self) -> bool:
+        """A request is being taken in slices: the next one goes through `consume_sliced`."""
+        return self.assembler.busy
+
+    async def consume_sliced(
+        self,
+        request: ExportTraceServiceRequest | None,
+        body: bytes | None,
+        scanned: Grouped | None = None,
+    ) -> Ingest:
+        """`consume` in slices that yield to the event loop (a request of many traces), after
+        any request taken before it; not to be cancelled midway (receivers shield it)."""
+        result = await self.assembler.consume_sliced(request, body, scanned)
         if self.storage is not None and result.accepted:
             result.committed = self.storage.commit()
         return result

@@ -40,7 +40,11 @@ async def tick(assembler: Assembler, flush: Callable[[], bool]) -> None:
     """Score what is due in slices, yielding to the event loop between them; what becomes due
     meanwhile waits for the next tick (`now` is fixed), so a tick ends."""
     now = time.monotonic()
-    while assembler.tick(now, limit=TICK_SLICE) >= TICK_SLICE:
+    while True:
+        async with assembler.exclusive:  # never between the slices of a request's ingest
+            scored = assembler.tick(now, limit=TICK_SLICE)
+        if scored < TICK_SLICE:
+            break
         flush()
         await asyncio.sleep(0)
     flush()

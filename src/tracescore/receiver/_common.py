@@ -29,6 +29,7 @@ __all__ = [
     "check_and_consume",
     "check_protobuf",
     "committed",
+    "consume_parsed",
     "decompress",
     "partial_message",
     "retry_after_seconds",
@@ -65,6 +66,18 @@ class TraceConsumer(Protocol):
 
     def scan(self, body: bytes) -> Any:
         """Checked bytes read for `consume`, touching nothing else: safe in a worker thread."""
+        ...
+
+    @property
+    def consuming(self) -> bool:
+        """A request is being taken in slices: `consume` must wait, through `consume_sliced`."""
+        ...
+
+    async def consume_sliced(
+        self, request: ExportTraceServiceRequest | None, body: bytes | None, scanned: Any = None
+    ) -> ConsumeResult:
+        """`consume` in slices that yield to the event loop, after any request before it;
+        once started it must run to its end (callers shield it from cancellation)."""
         ...
 
 
@@ -148,18 +161,51 @@ OFFLOAD_BYTES = 1 << 20
 
 
 async def check_and_consume(consumer: TraceConsumer, body: bytes) -> ConsumeResult:
-    """`check_protobuf` and `consume` of a protobuf body, a large one read off the loop."""
+    """`check_protobuf` and `consume` of a protobuf body, a large one read off the loop and
+    taken in slices that let the loop answer other requests (and /healthz) meanwhile."""
     if len(body) < OFFLOAD_BYTES:
         check_protobuf(body)
-        return consumer.consume(None, body)
+        if not consumer.consuming:
+            return consumer.consume(None, body)
+        return await _in_turn(consumer, None, body, None)
     scanned = await asyncio.to_thread(_check_and_scan, consumer, body)
+    return await _in_turn(consumer, None, body, scanned)
+
+
+async def consume_parsed(
+    consumer: TraceConsumer, request: ExportTraceServiceRequest
+) -> ConsumeResult:
+    """`consume` of a request parsed from JSON, in turn after a request taken in slices."""
+    if not consumer.consuming:
+        return consumer.consume(request, None)
+    return await _in_turn(consumer, request, None, None)
+
+
+def _in_turn(
+    consumer: TraceConsumer,
+    request: ExportTraceServiceRequest | None,
+    body: bytes | None,
+    scanned: Any,
+) -> asyncio.Future[ConsumeResult]:
+    """`consume_sliced` shielded: a cancelled handler (a client gone, shutdown) must not stop
+    a request halfway through its bookkeeping; it runs to its end, answered or not."""
+    return asyncio.shield(_consume_and_release(consumer, request, body, scanned))
+
+
+async def _consume_and_release(
+    consumer: TraceConsumer,
+    request: ExportTraceServiceRequest | None,
+    body: bytes | None,
+    scanned: Any,
+) -> ConsumeResult:
     try:
-        return consumer.consume(None, body, scanned)
+        return await consumer.consume_sliced(request, body, scanned)
     finally:
-        # What the request did not keep is freed in the worker thread, a group at a time:
-        # freeing 512k records took a second.
-        await asyncio.to_thread(_release, scanned)
-        del scanned
+        if scanned is not None:
+            # What the request did not keep is freed in the worker thread, a group at a
+            # time: freeing 512k records took a second.
+            await asyncio.to_thread(_release, scanned)
+            del scanned
 
 
 def _check_and_scan(consumer: TraceConsumer, body: bytes) -> Any:

@@ -31,6 +31,7 @@ from tracescore.receiver._common import (
     bearer_ok,
     check_and_consume,
     committed,
+    consume_parsed,
     decompress,
     retry_after_seconds,
     server_ssl_context,
@@ -155,10 +156,10 @@ class HttpReceiver:
             body = decompress(body, request.headers.get("Content-Encoding", ""), self._limit)
             if encoding == "json":
                 if len(body) < OFFLOAD_BYTES:
-                    parsed = parse_json_request(body)
+                    result = await consume_parsed(self._consumer, parse_json_request(body))
                 else:  # as protobuf bodies are (check_and_consume): off the event loop
-                    parsed = await asyncio.to_thread(parse_json_request, body)
-                result = self._consumer.consume(parsed, None)
+                    proto = await asyncio.to_thread(_json_to_protobuf, body)
+                    result = await check_and_consume(self._consumer, proto)
             else:
                 result = await check_and_consume(self._consumer, body)
             await committed(result)
@@ -190,6 +191,11 @@ class HttpReceiver:
             body=self._status.metrics_text().encode(),
             headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
         )
+
+
+def _json_to_protobuf(body: bytes) -> bytes:
+    """A JSON body as protobuf bytes (the assembler reads bytes), made in a worker thread."""
+    return parse_json_request(body).SerializeToString()
 
 
 def _encoding(content_type: str) -> _Encoding | None:
