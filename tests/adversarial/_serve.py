@@ -10,10 +10,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import grpc
+
 from e2e._process import ServeProcess
 from support.otlp_sink import OtlpSink
 
-__all__ = ["HealthPoller", "post", "rss_kib", "serving"]
+__all__ = ["HealthPoller", "export_grpc", "post", "rss_kib", "serving"]
+
+_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
 CONFIG = """
 scenarios:
@@ -22,7 +26,7 @@ scenarios:
     scorers:
       - {{type: no_tool_errors, threshold: 1.0}}
 receivers:
-  grpc: {{endpoint: "127.0.0.1:0"}}
+  grpc: {{endpoint: "127.0.0.1:0", max_body_size: {max_body}}}
   http: {{endpoint: "127.0.0.1:0", max_body_size: {max_body}}}
 exporter: {{endpoint: "{endpoint}", protocol: http/protobuf}}
 mode: {mode}
@@ -57,6 +61,19 @@ def post(
         connection.close()
 
 
+def export_grpc(port: int, body: bytes, timeout: float = 600.0) -> tuple[str, float]:
+    """Export an OTLP body over gRPC; (status code name, seconds)."""
+    started = time.perf_counter()
+    options = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+    with grpc.insecure_channel(f"127.0.0.1:{port}", options=options) as channel:
+        try:
+            channel.unary_unary(_EXPORT)(body, timeout=timeout)
+            code = grpc.StatusCode.OK
+        except grpc.RpcError as exc:
+            code = exc.code()
+    return code.name, time.perf_counter() - started
+
+
 def healthy(port: int, timeout: float = 10.0) -> bool:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
@@ -67,12 +84,14 @@ def healthy(port: int, timeout: float = 10.0) -> bool:
 
 
 class HealthPoller:
-    """Polls /healthz every `interval` seconds in a thread; `slowest` is the longest wait."""
+    """Polls /healthz every `interval` seconds in a thread; `slowest` is the longest wait,
+    `waits` every one."""
 
     def __init__(self, port: int, interval: float = 0.02) -> None:
         self.port = port
         self.interval = interval
         self.slowest = 0.0
+        self.waits: list[float] = []
         self.polls = 0
         self.failures = 0
         self._stop = threading.Event()
@@ -85,7 +104,8 @@ class HealthPoller:
                 ok = healthy(self.port, timeout=60.0)
             except OSError:
                 ok = False
-            self.slowest = max(self.slowest, time.perf_counter() - started)
+            self.waits.append(time.perf_counter() - started)
+            self.slowest = max(self.slowest, self.waits[-1])
             self.polls += 1
             self.failures += not ok
             self._stop.wait(self.interval)

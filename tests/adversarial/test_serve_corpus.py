@@ -8,6 +8,7 @@ catch a quadratic blow-up or a stall (minutes, or gigabytes), not a slow machine
 
 from __future__ import annotations
 
+import functools
 import json
 import struct
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from adversarial._serve import HealthPoller, healthy, post, rss_kib, serving
+from adversarial._serve import HealthPoller, export_grpc, healthy, post, rss_kib, serving
 from e2e._process import ServeProcess
 from support.adversarial import (
     colliding_trace_ids,
@@ -204,22 +205,44 @@ def test_each_hostile_body_is_answered_as_upb_judges_it(serve: ServeProcess, nam
     assert healthy(serve.ports["http"])
 
 
-def test_hash_colliding_trace_ids_cost_what_random_ones_cost(serve: ServeProcess) -> None:
-    port = serve.ports["http"]
-    took = {}
-    for kind, ids in (
-        ("random", random_trace_ids(65_536, 3)),
-        ("colliding", colliding_trace_ids(65_536, 3)),
-    ):
-        body = span_per_trace(ids)
-        with HealthPoller(port) as poller:
-            status, answer, took[kind] = post(port, body)
-        assert status == 200, answer[:300]
-        # The event loop kept answering: the body is checked and scanned off it.
+@functools.cache
+def _flood(kind: str, spans: int) -> bytes:
+    """One request of `spans` one-span traces, with random ids or ids that all hashed alike
+    under the former unkeyed hash."""
+    ids = random_trace_ids if kind == "random" else colliding_trace_ids
+    return span_per_trace(ids(spans, 3))
+
+
+def _export(protocol: str, port: int, body: bytes) -> tuple[bool, float, str]:
+    if protocol == "grpc":
+        code, took = export_grpc(port, body)
+        return code == "OK", took, code
+    status, answer, took = post(port, body)
+    return status == 200, took, answer[:300].decode(errors="replace")
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+@pytest.mark.parametrize("spans", [65_536, 524_288])
+def test_hash_colliding_trace_ids_cost_what_random_ones_cost(
+    serve: ServeProcess, spans: int, protocol: str
+) -> None:
+    took, slowest = {}, {}
+    for kind in ("random", "colliding"):
+        body = _flood(kind, spans)
+        with HealthPoller(serve.ports["http"]) as poller:
+            ok, took[kind], answer = _export(protocol, serve.ports[protocol], body)
+        assert ok, answer
         assert poller.failures == 0
-        assert poller.slowest < 2.0, poller.slowest
-    # Before the keyed hash: 15 s against 0.05 s. Generous: a small multiple, plus slack.
+        assert poller.polls >= 3, "the request outlasted a few polls"
+        slowest[kind] = poller.slowest
+    # Before the keyed hash: 15 s against 0.05 s at 64k. Generous: a small multiple, plus slack.
     assert took["colliding"] < 4 * took["random"] + 3.0, took
+    # The event loop kept answering throughout: the body is checked and scanned in a worker
+    # thread and taken in slices (one go over 512k traces kept /healthz waiting 130-200 ms).
+    # At 512k the native scan still holds the GIL for 100-250 ms at a time while its tables
+    # grow (the same with the garbage collector off), so there the bound is the stall's: the
+    # in-process test (tests/receiver/test_sliced_consume.py) holds the bookkeeping to 100 ms.
+    assert max(slowest.values()) <= (0.100 if spans <= 65_536 else 1.0), slowest
 
 
 def test_a_large_json_body_is_parsed_while_health_checks_are_answered(serve: ServeProcess) -> None:
