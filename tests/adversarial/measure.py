@@ -2,10 +2,11 @@
 
     .venv/bin/python tests/adversarial/measure.py [flood|caches|all]
 
-flood: one OTLP/HTTP request of N one-span traces with random ids and one with ids that
-collided under the former unkeyed hash (N = 64k and 512k), each timed, with /healthz polled
-every 20 ms meanwhile. caches: RSS after 150 requests each with a distinct 1 MiB attribute key
-and 1 MiB span name, and after 10,000 requests with distinct ordinary keys.
+flood: one OTLP request (over HTTP, then gRPC) of N one-span traces with random ids and one with
+ids that collided under the former unkeyed hash (N = 64k and 512k), each timed, with /healthz
+polled every 20 ms meanwhile (its slowest and median wait). caches: RSS and the bytes-buffered
+gauge (the scanner's caches included) after 150 requests each with a distinct 1 MiB attribute
+key and 1 MiB span name, and after 10,000 requests with distinct ordinary keys.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).parents[1])]
 
-from adversarial._serve import HealthPoller, post, rss_kib, serving  # noqa: E402
+import http.client  # noqa: E402
+import statistics  # noqa: E402
+
+from adversarial._serve import HealthPoller, export_grpc, post, rss_kib, serving  # noqa: E402
 from support.adversarial import (  # noqa: E402
     colliding_trace_ids,
     key_value,
@@ -35,18 +39,40 @@ def flood(folder: Path) -> None:
     with serving(folder, max_body="64MiB") as serve:
         port = serve.ports["http"]
         for n in (65_536, 524_288):
-            for kind, ids in (
-                ("random", random_trace_ids(n, 7)),
-                ("colliding", colliding_trace_ids(n, 7)),
-            ):
-                body = span_per_trace(ids)
-                with HealthPoller(port) as poller:
-                    status, _, took = post(port, body)
-                print(
-                    f"flood {kind:9} spans={n:7} body={len(body) / 2**20:5.1f} MiB status={status} "
-                    f"answered in {took:6.2f} s; /healthz slowest {poller.slowest * 1000:6.1f} ms "
-                    f"over {poller.polls} polls"
-                )
+            bodies = {
+                "random": span_per_trace(random_trace_ids(n, 7)),
+                "colliding": span_per_trace(colliding_trace_ids(n, 7)),
+            }
+            for protocol in ("http", "grpc"):
+                for kind, body in bodies.items():
+                    with HealthPoller(port) as poller:
+                        if protocol == "http":
+                            status, _, took = post(port, body)
+                        else:
+                            code, took = export_grpc(serve.ports["grpc"], body)
+                            status = 200 if code == "OK" else 500
+                    print(
+                        f"flood {protocol:4} {kind:9} spans={n:7} "
+                        f"body={len(body) / 2**20:5.1f} MiB status={status} "
+                        f"answered in {took:6.2f} s; /healthz slowest "
+                        f"{poller.slowest * 1000:6.1f} ms, median "
+                        f"{statistics.median(poller.waits) * 1000:5.1f} ms "
+                        f"over {poller.polls} polls"
+                    )
+
+
+def buffered_gauge(port: int) -> float:
+    """The bytes-buffered gauge from /metrics (the scanner's caches included)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("GET", "/metrics")
+        text = connection.getresponse().read().decode()
+    finally:
+        connection.close()
+    for line in text.splitlines():
+        if line.startswith("tracescore_bytes_buffered_bytes"):
+            return float(line.split()[-1])
+    return float("nan")
 
 
 def big_strings_request(n: int) -> bytes:
@@ -85,7 +111,10 @@ def caches(folder: Path) -> None:
                 status, _, _ = post(port, make(n))
                 assert status == 200, status
             time.sleep(1.0)  # decision_wait passes: the traces are released
-            print(f"caches {label}: RSS {base / 1024:.0f} -> {rss_kib(pid) / 1024:.0f} MiB")
+            print(
+                f"caches {label}: RSS {base / 1024:.0f} -> {rss_kib(pid) / 1024:.0f} MiB; "
+                f"bytes-buffered gauge {buffered_gauge(port) / 2**20:.1f} MiB"
+            )
 
 
 if __name__ == "__main__":

@@ -239,9 +239,9 @@ def test_hash_colliding_trace_ids_cost_what_random_ones_cost(
     assert took["colliding"] < 4 * took["random"] + 3.0, took
     # The event loop kept answering throughout: the body is checked and scanned in a worker
     # thread and taken in slices (one go over 512k traces kept /healthz waiting 130-200 ms).
-    # At 512k the native scan still holds the GIL for 100-250 ms at a time while its tables
-    # grow (the same with the garbage collector off), so there the bound is the stall's: the
-    # in-process test (tests/receiver/test_sliced_consume.py) holds the bookkeeping to 100 ms.
+    # At 512k the native scan still holds the GIL for 100-450 ms at a few points of its run
+    # (the same with the garbage collector off), so there the bound is the stall's: the
+    # in-process test (tests/assembler/test_slices_latency.py) holds the bookkeeping to 100 ms.
     assert max(slowest.values()) <= (0.100 if spans <= 65_536 else 1.0), slowest
 
 

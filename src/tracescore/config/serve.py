@@ -89,9 +89,10 @@ class AssemblySettings(Frozen):
     safety bound: at the defaults `max_bytes` is the limit reached first."""
     max_bytes: ByteSize = 512 * MIB
     """Estimated bytes buffered (records and held spans, within a few percent of what the
-    process holds for them); at the limit receivers answer with a retryable status. About
-    13 KiB per 20-span agent run when scorers read tool names and statuses, 19 KiB when they
-    also read tool arguments and results."""
+    process holds for them, plus the scanner's caches of keys, span names and resources: at
+    most ~16 MiB, counted but never a refusal on their own); at the limit receivers answer
+    with a retryable status. About 13 KiB per 20-span agent run when scorers read tool names
+    and statuses, 19 KiB when they also read tool arguments and results."""
 
 
 class ServiceSettings(Frozen):
