@@ -36,6 +36,7 @@ __all__ = ["add_parser", "run"]
 log = logging.getLogger("tracescore.serve")
 _PREFIX = "tracescore serve:"
 _GC_YOUNG = 50_000
+_SWITCH_INTERVAL_S = 0.001
 
 
 def add_parser(subparsers: Any) -> None:
@@ -151,6 +152,12 @@ async def _serve(pipeline: Pipeline) -> int:
     gc.collect()
     gc.freeze()
     gc.set_threshold(_GC_YOUNG, *gc.get_threshold()[1:])
+    # A large request is scanned in a worker thread, whose native scan lets the GIL go every
+    # 1,024 spans (2-4 ms) and takes it straight back. A thread waiting for the GIL asks for it
+    # only after a switch interval without any switch, so with the default 5 ms the event loop
+    # never got it while a 512k-span request was scanned: /healthz waited 100-800 ms. At 1 ms
+    # it takes the GIL at the scan's next release (tests/adversarial/measure.py flood).
+    sys.setswitchinterval(_SWITCH_INTERVAL_S)
     print(f"{_PREFIX} ready", file=sys.stderr, flush=True)
     await stop.wait()
     print(f"{_PREFIX} shutting down", file=sys.stderr, flush=True)
