@@ -239,6 +239,7 @@ class Bench:
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 preexec_fn=_pinned(CLIENT_CPU),
+                limit=256 << 20,  # a step's figures are one line, every latency in it
             )
             assert proc.stdout is not None
             json.loads(await proc.stdout.readline())
