@@ -210,6 +210,8 @@ def _print_baseline_bound(base_steps: list[Step], rows: dict[str, Any]) -> None:
         return
     costs = sorted(s.us_per_span for s in base_steps if s.spans)
     one_core = 1e6 / costs[len(costs) // 2]
+    if one_core <= best.rate:  # it took about a core's worth already: its limit was reached
+        return
     print(
         f"  parse-and-discard's limit was not reached (the senders lagged first): its capacity"
         f" is between {best.rate:,.0f} and about {one_core:,.0f} spans/s (one core at its CPU"
