@@ -176,6 +176,25 @@ def _request(spans: list[Span], rng: random.Random) -> ExportTraceServiceRequest
 CONFIGS = [SHOP, SHOP + "mode: fanout\n", "scenarios: []\n"]
 
 
+def mixed_spans(rng: random.Random, seed: int, n_runs: int, *, agent_twice: bool) -> list[Span]:
+    """The spans of `n_runs` agent runs with odd ones mixed in (bare, roots, zero trace ids,
+    short span ids, copies; with `agent_twice`, sometimes an agent span twice), shuffled, and
+    half the time the spans without kept attributes first (traces then reordered)."""
+    spans: list[Span] = []
+    for n in range(n_runs):
+        run = agent_run(agent=rng.choice(["shop_agent", "billing_agent"]), seed=seed + n)
+        spans.extend(run.spans)
+        for what in ("bare", "root", "zero-trace", "short-span", "copy"):
+            if rng.random() < 0.3:
+                spans.append(_odd(rng.choice(run.spans), what))
+        if agent_twice and rng.random() < 0.3:
+            spans.append(run.agent)
+    rng.shuffle(spans)
+    if rng.random() < 0.5:
+        spans.sort(key=lambda s: s.name != "POST")
+    return spans
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 100_000),
@@ -188,18 +207,7 @@ def test_ingest_per_trace_equals_ingest_per_span(
     seed: int, config: str, candidates: bool, n_runs: int, batch: int
 ) -> None:
     rng = random.Random(seed)
-    spans: list[Span] = []
-    for n in range(n_runs):
-        run = agent_run(agent=rng.choice(["shop_agent", "billing_agent"]), seed=seed + n)
-        spans.extend(run.spans)
-        for what in ("bare", "root", "zero-trace", "short-span", "copy"):
-            if rng.random() < 0.3:
-                spans.append(_odd(rng.choice(run.spans), what))
-        if rng.random() < 0.3:
-            spans.append(run.agent)  # the agent span twice
-    rng.shuffle(spans)
-    if rng.random() < 0.5:  # spans without kept attributes first
-        spans.sort(key=lambda s: s.name != "POST")
+    spans = mixed_spans(rng, seed, n_runs, agent_twice=True)
     grouped, per_span = Harness(config), Harness(config)
     calls = _rewire(grouped, Assembler, candidates)
     reference = _rewire(per_span, _PerSpanAssembler, candidates)

@@ -13,10 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from assembler._harness import SHOP, Harness
-from assembler.test_grouped_ingest import CONFIGS, WAIT, _odd, _request, _rewire, _state
+from assembler.test_grouped_ingest import CONFIGS, WAIT, _request, _rewire, _state, mixed_spans
 from support.agent_spans import agent_run
 from tracescore.assembler import Assembler, ingest
 
@@ -46,16 +45,7 @@ def test_a_request_taken_in_slices_does_what_one_taken_at_once_does(
     seed: int, config: str, candidates: bool, n_runs: int, batch: int
 ) -> None:
     rng = random.Random(seed)
-    spans: list[Span] = []
-    for n in range(n_runs):
-        run = agent_run(agent=rng.choice(["shop_agent", "billing_agent"]), seed=seed + n)
-        spans.extend(run.spans)
-        for what in ("bare", "root", "zero-trace", "short-span", "copy"):
-            if rng.random() < 0.3:
-                spans.append(_odd(rng.choice(run.spans), what))
-    rng.shuffle(spans)
-    if rng.random() < 0.5:  # spans without kept attributes first: traces reordered
-        spans.sort(key=lambda s: s.name != "POST")
+    spans = mixed_spans(rng, seed, n_runs, agent_twice=False)
     sliced, at_once = Harness(config), Harness(config)
     calls = _rewire(sliced, Assembler, candidates)
     reference = _rewire(at_once, Assembler, candidates)
