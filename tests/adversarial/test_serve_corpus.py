@@ -226,7 +226,10 @@ def _export(protocol: str, port: int, body: bytes) -> tuple[bool, float, str]:
 def test_hash_colliding_trace_ids_cost_what_random_ones_cost(
     serve: ServeProcess, spans: int, protocol: str
 ) -> None:
-    bound = 0.100 if spans <= 65_536 else 2.0
+    # A guard against the loop being held, not the measurement: tests/adversarial/measure.py
+    # measures the slowest poll (17-40 ms at 64k, 56-110 ms at 512k on an idle machine); here a
+    # machine shared with other jobs, and the pure-Python path (TRACESCORE_NATIVE=0), must pass.
+    bound = 0.250 if spans <= 65_536 else 2.0
     took: dict[str, float] = {}
     slowest: dict[str, float] = {}
     for kind in ("random", "colliding"):
@@ -246,9 +249,9 @@ def test_hash_colliding_trace_ids_cost_what_random_ones_cost(
     assert took["colliding"] < 4 * took["random"] + 3.0, took
     # The event loop kept answering throughout: the body is checked and scanned in a worker
     # thread and taken in slices (one go over 512k traces kept /healthz waiting 130-200 ms).
-    # At 512k the native scan still holds the GIL for 0.1-1 s at a few points of its run (the
-    # same with the garbage collector off), so there the bound is the stall's (16 s once): the
-    # in-process test (tests/assembler/test_slices_latency.py) holds the bookkeeping to 100 ms.
+    # At 512k the bound is the stall's (16 s once, 0.5-0.8 s before serve's 1 ms switch
+    # interval); the in-process test (tests/assembler/test_slices_latency.py) holds the
+    # bookkeeping to 100 ms.
     assert max(slowest.values()) <= bound, slowest
 
 
