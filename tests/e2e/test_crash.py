@@ -208,6 +208,30 @@ def _send_runs(harness: Harness, runs: int) -> list[Export]:
     return exports
 
 
+def _two_kills(
+    harness: Harness, *, settle: bool
+) -> tuple[list[Export], set[bytes], list[Export], ServeProcess]:
+    """Five runs whose children were delivered, SIGKILL (agent spans wait out decision_wait,
+    1h: all held); five more runs with the downstream refusing (all in the export queue),
+    SIGKILL; then a start with the downstream taking. `settle`: wait for the first delivered
+    spans' records before the first kill (a kill sooner resends them). Returns the first runs'
+    exports, their children's span ids, the second runs' exports and the last serve."""
+    sink = harness.sink
+    harness.start()
+    held = _send_runs(harness, 5)
+    children = {s for e in held if not e.agent for s in e.spans}
+    sink.wait_for(lambda: children <= set(sink.arrivals), timeout=30)
+    if settle:
+        time.sleep(SETTLE_WINDOW_S)
+    harness.kill()
+    sink.refuse(503)
+    harness.start()
+    queued = _send_runs(harness, 5)
+    harness.kill()
+    sink.refuse(None)
+    return held, children, queued, harness.start()
+
+
 def test_sigkill_without_storage_loses_held_and_queued_spans(tmp_path: Path) -> None:
     """What the README says a crash loses without `storage`, measured: every agent span held
     for its run's decision, and every span the export queue had not delivered yet."""
@@ -215,17 +239,7 @@ def test_sigkill_without_storage_loses_held_and_queued_spans(tmp_path: Path) -> 
     sink = harness.sink
     sink.start()
     try:
-        harness.start()
-        held = _send_runs(harness, 5)
-        children = {s for e in held if not e.agent for s in e.spans}
-        sink.wait_for(lambda: children <= set(sink.arrivals), timeout=30)
-        harness.kill()  # agent spans wait out decision_wait (1h): all held
-        sink.refuse(503)  # downstream down: everything stays in the export queue
-        harness.start()
-        queued = _send_runs(harness, 5)
-        harness.kill()
-        sink.refuse(None)
-        serve = harness.start()
+        held, children, queued, serve = _two_kills(harness, settle=False)
         time.sleep(1.5)  # a restart would have resent by now: nothing comes
         assert serve.stop()[0] == 0
     finally:
@@ -249,18 +263,7 @@ def test_the_same_kills_with_storage_lose_nothing(tmp_path: Path) -> None:
     sink = harness.sink
     sink.start()
     try:
-        harness.start()
-        held = _send_runs(harness, 5)
-        children = {s for e in held if not e.agent for s in e.spans}
-        sink.wait_for(lambda: children <= set(sink.arrivals), timeout=30)
-        time.sleep(SETTLE_WINDOW_S)  # their deliveries recorded (a kill sooner resends them)
-        harness.kill()
-        sink.refuse(503)
-        harness.start()
-        queued = _send_runs(harness, 5)
-        harness.kill()
-        sink.refuse(None)
-        serve = harness.start()
+        held, _, queued, serve = _two_kills(harness, settle=True)
         queued_children = {s for e in queued if not e.agent for s in e.spans}
         sink.wait_for(lambda: queued_children <= set(sink.arrivals), timeout=30)
         assert serve.stop()[0] == 0  # SIGTERM scores what is buffered: agent spans go out
