@@ -15,7 +15,7 @@ from typing import TypeAlias
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import Reading
-from tracescore.trajectory._genai import GENAI, MODEL_USAGE_KEYS
+from tracescore.trajectory._genai import GENAI, MODEL_USAGE_KEYS, READERS
 from tracescore.trajectory._mastra import MASTRA
 from tracescore.trajectory._messages import ERROR_RESULT_NEEDLES
 from tracescore.trajectory._openinference import OPENINFERENCE
@@ -140,10 +140,18 @@ def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None:
         and span.scope != _PYDANTIC_AI_SCOPE
         and not name.startswith(_AI_SPAN_PREFIX)
     ):
-        if _OPERATION in attrs or name.startswith(_GENAI_NAME_PREFIXES):
+        # GenAI's own dispatch (`_genai.read`) for a text operation it reads: a call fewer on
+        # the path every GenAI span takes. Any other operation goes through `_genai.read`.
+        op = attrs.get(_OPERATION)
+        reader = _GENAI_READERS.get(op) if op.__class__ is str else None
+        view: SpanView | None
+        if reader is not None:
+            view = reader(span, options, _GENAI_NAME)
+        elif op is not None or name.startswith(_GENAI_NAME_PREFIXES):
             view = _read_genai(span, options)
-            return view if view is None or _GENAI_CLEAN else clean_view(view)
-        return None
+        else:
+            return None
+        return view if view is None or _GENAI_CLEAN else clean_view(view)
     candidates = _marked(span)
     if not candidates:
         return None
@@ -190,6 +198,8 @@ _PYDANTIC_AI_SCOPE = semconv.PYDANTIC_AI_SCOPE
 _AI_SPAN_PREFIX = semconv.AI_SPAN_PREFIX
 _OPERATION = semconv.GEN_AI_OPERATION_NAME
 _read_genai = GENAI.read
+_GENAI_READERS = READERS
+_GENAI_NAME = GENAI.name
 _GENAI_CLEAN = GENAI.clean
 _GENAI_NAME_PREFIXES = (semconv.OP_EXECUTE_TOOL + " ", semconv.OP_INVOKE_AGENT)
 _BY_MASK: tuple[tuple[Convention, ...], ...] = tuple(

@@ -13,8 +13,8 @@ any other trace, before doing anything but classifying spans; the views it read 
 general path, which then does not read those spans again. The tests compare both paths on every
 fixture trace, the benchmark's runs and generated variations.
 
-The spans are ordered and the structure checked in one loop over them before any span is read;
-then each span is read as it comes, and the first that makes the run not flat ends the pass.
+The spans are ordered, then read in one pass that also checks the structure: each span's id,
+parent and kind before it is read, and the first span that makes the run not flat ends the pass.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ __all__ = ["build_flat_run"]
 _KNOWN_KINDS = frozenset(range(MAX_OTLP_KIND + 1))
 _START = attrgetter("start_ns")
 _ID = attrgetter("span_id")
+_STR_ONLY = {str}
 _KEY = attrgetter("start_ns", "end_ns", "span_id")
 """The order of steps, as the general path's `Node.key`."""
 
@@ -48,9 +49,9 @@ def build_flat_run(
 ) -> Trajectory | None:
     """The one trajectory of a trace's `spans` when they are a flat run, else None.
 
-    `views` receives what was read of each span, by span id (ids are then known distinct and
-    non-empty, so each names one span): a view or None, for the general path to reuse when this
-    returns None; a span not read, or whose reader raised, is left out.
+    `views` receives what was read of each span, by span id, when the trace's ids are distinct
+    non-empty strings (so each names one span): a view or None, for the general path to reuse
+    when this returns None; a span not read, or whose reader raised, is left out.
     """
     if not spans:
         return None
@@ -58,14 +59,9 @@ def build_flat_run(
         ordered = _in_order(spans)
     except TypeError:  # times of unexpected types: the general path copes
         return None
-    try:
-        if not _forward_tree(ordered):
-            return None
-    except TypeError:  # ids or kinds of unexpected types: the general path copes
-        return None
     read: dict[str, SpanView | None] = {}
     trajectory = _flat_run(ordered, options, read)
-    if trajectory is None:  # keep every view read for the general path
+    if trajectory is None and read and _ids_name_spans(spans):  # for the general path
         views.update(read)
     return trajectory
 
@@ -73,10 +69,22 @@ def build_flat_run(
 def _flat_run(
     ordered: list[SpanRecord], options: BuildOptions, read: dict[str, SpanView | None]
 ) -> Trajectory | None:
-    """The trajectory of the forest `ordered`, each span's view kept in `read`, or None unless
-    it is a flat run."""
+    """The trajectory of the spans `ordered`, each span's view kept in `read`, or None unless
+    they are a flat run.
+
+    Its structure, checked as the spans are read: distinct non-empty str ids, known kinds, one
+    root, every other span's parent present and sorting before it (so no cycle, no clock skew);
+    the root then sorts first. The ids of the spans before a span are the keys of `read`.
+    """
     root = ordered[0]
     root_id = root.span_id
+    try:
+        if root_id.__class__ is not str or not root_id or root.parent_span_id:
+            return None
+        if root.kind not in _KNOWN_KINDS:
+            return None
+    except TypeError:  # a kind of an unexpected type: the general path copes
+        return None
     agent_view = _read(root, options, read)
     if agent_view is None or agent_view.role != "agent" or agent_view.warnings:
         return None
@@ -85,9 +93,19 @@ def _flat_run(
     order = parts.order
     tools = parts.tools
     models = parts.models
+    model_spans = parts.model_spans
+    model_steps = parts.model_steps
     for span in islice(ordered, 1, None):
+        sid = span.span_id
+        try:
+            if sid.__class__ is not str or not sid or sid in read:
+                return None
+            if span.parent_span_id not in read or span.kind not in _KNOWN_KINDS:
+                return None
+        except TypeError:  # a parent or kind of an unexpected type: the general path copes
+            return None
         try:  # `_read`, inlined: one call fewer per span
-            view = read[span.span_id] = classify(span, options)
+            view = read[sid] = classify(span, options)
         except Exception:
             return None  # the general path reads the span again, and warns
         if view is None:
@@ -107,8 +125,8 @@ def _flat_run(
                 return None
             order.append(~len(models))
             models.append(view)
-            parts.model_spans.append(span)
-            parts.model_steps.append(model_call(view, span, span.span_id))
+            model_spans.append(span)
+            model_steps.append(model_call(view, span, sid))
             asked = view.requests
             if asked is not None:
                 parts.recorded = True
@@ -130,26 +148,14 @@ def _in_order(spans: list[SpanRecord]) -> list[SpanRecord]:
     return sorted(spans, key=_START if starts_differ else _KEY)
 
 
-def _forward_tree(ordered: list[SpanRecord]) -> bool:
-    """Whether the spans `ordered` need no repair and no walk: distinct non-empty str ids,
-    known kinds, one root, every other span's parent present and sorting before it (so no
-    cycle, no clock skew); the root then sorts first."""
-    root = ordered[0]
-    root_id = root.span_id
-    if root_id.__class__ is not str or not root_id or root.parent_span_id:
+def _ids_name_spans(spans: list[SpanRecord]) -> bool:
+    """Whether the span ids of `spans` are distinct non-empty strings, so views kept by id may
+    be reused (asked when the pass declined, maybe before it saw every id)."""
+    try:
+        ids = set(map(_ID, spans))
+    except TypeError:  # an id of an unhashable type
         return False
-    if root.kind not in _KNOWN_KINDS:
-        return False
-    seen = {root_id}  # ids of the spans before, in order; a root's parent (falsy) is not one
-    add = seen.add
-    for span in islice(ordered, 1, None):
-        sid = span.span_id
-        if sid.__class__ is not str or not sid or sid in seen:
-            return False
-        if span.parent_span_id not in seen or span.kind not in _KNOWN_KINDS:
-            return False
-        add(sid)
-    return True
+    return len(ids) == len(spans) and set(map(type, ids)) == _STR_ONLY and "" not in ids
 
 
 def _read(

@@ -16,11 +16,10 @@ from __future__ import annotations
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import ModelCall, Step
 from tracescore.trajectory._options import BuildOptions
-from tracescore.trajectory._pydantic_ai import is_output_tool
+from tracescore.trajectory._pydantic_ai import output_tool_prefixes
 from tracescore.trajectory._step_calls import (
     executed_call,
     mark_awaiting_approval,
-    shows_unrequested,
 )
 from tracescore.trajectory._step_order import merge_steps
 from tracescore.trajectory._unexecuted import (
@@ -107,10 +106,14 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
             if found is not None and executions[found] is None:
                 executions[found] = execution
                 unrequested[index] = False
-    names = tuple(sorted(set(options.output_tool_names)))
+    # Output tools are left out unless `include_output_tools` (`shows_unrequested`: no view
+    # here is an output tool). `is_output_tool(name, hidden)` is inlined, its prefixes made
+    # once per run: calls fewer per tool call.
+    hidden = () if options.include_output_tools else tuple(sorted(set(options.output_tool_names)))
+    prefixes = output_tool_prefixes(hidden)
     last_model = max([span.start_ns for span in parts.model_spans], default=0)
     approval = options.pause.awaiting_approval
-    requested = _requested(parts, executions, names, last_model, options)
+    requested = _requested(parts, executions, hidden, prefixes, last_model, options)
     starts: list[int] = []
     steps: list[Step] = []
     model_spans, model_steps, agent = parts.model_spans, parts.model_steps, parts.agent
@@ -122,11 +125,13 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
         if not unrequested[index]:
             continue
         span, view = tools[index]
-        if approval is not None and span.start_ns >= last_model:  # (its first condition)
+        start = span.start_ns
+        if approval is not None and start >= last_model:  # (its first condition)
             mark_awaiting_approval(view, span, options, last_model)
         call = executed_call(view, span, span.span_id, None, agent, options)
-        if shows_unrequested(view, call, names, options):
-            starts.append(span.start_ns)
+        name = call.name
+        if not name or not (name in hidden or name.startswith(prefixes)):
+            starts.append(start)
             steps.append(call)
     if parts.models:
         executed = (view for index, (_, view) in enumerate(tools) if unrequested[index])
@@ -139,11 +144,13 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
 def _requested(
     parts: FlatParts,
     executions: list[tuple[SpanRecord, SpanView] | None],
-    names: tuple[str, ...],
+    hidden: tuple[str, ...],
+    prefixes: tuple[str, ...],
     last_model: int,
     options: BuildOptions,
 ) -> list[tuple[int, Step]]:
-    """The requested calls in the order asked, each with its anchor time."""
+    """The requested calls in the order asked, each with its anchor time, but the output tools
+    `hidden` (`prefixes`: their `output_tool_prefixes`)."""
     agent = parts.agent
     approval = options.pause.awaiting_approval
     requested: list[tuple[int, Step]] = []
@@ -170,6 +177,7 @@ def _requested(
                 requested.append((anchor, handoff))
                 continue
             call = unexecuted_call(request, responses, decisions, agent, options)
-        if options.include_output_tools or not is_output_tool(call.name, names):
+        name = call.name
+        if not name or not (name in hidden or name.startswith(prefixes)):
             requested.append((anchor, call))
     return requested

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tracescore import semconv
-from tracescore.model.span import SpanRecord
+from tracescore.model.span import SpanRecord, StatusCode
 from tracescore.trajectory._common import error_info, name_suffix
 from tracescore.trajectory._messages import (
     calls_since_user,
@@ -43,7 +43,7 @@ from tracescore.trajectory._views import (
     ToolRequest,
 )
 
-__all__ = ["GENAI", "MODEL_USAGE_KEYS", "cut", "read_agent", "read_model", "read_tool"]
+__all__ = ["GENAI", "MODEL_USAGE_KEYS", "READERS", "cut", "read_agent", "read_model", "read_tool"]
 
 # What `read_model` takes a model call's model name and token counts from, and nothing else.
 MODEL_USAGE_KEYS: frozenset[str] = frozenset(
@@ -58,6 +58,9 @@ MODEL_USAGE_KEYS: frozenset[str] = frozenset(
 )
 
 NAME = "genai"
+_USAGE_KEYS = MODEL_USAGE_KEYS  # (names bound here: one lookup fewer per span read)
+_ERROR = StatusCode.ERROR
+_ERROR_TYPE = semconv.ERROR_TYPE
 
 
 def _operation_from_name(name: str) -> str | None:
@@ -89,15 +92,24 @@ def read_tool(span: SpanRecord, options: BuildOptions, convention: str) -> SpanV
     """An `execute_tool` span: one execution, with its status."""
     attrs = span.attributes
     limit = options.max_value_chars
-    failed, error_type, message = error_info(span)
+    # `error_info`'s own first test, here: most tool spans did not fail (a call fewer).
+    if span.events or span.status_code == _ERROR or _ERROR_TYPE in attrs:
+        failed, error_type, message = error_info(span)
+    else:
+        failed, error_type, message = False, None, None
     name = attrs.get(semconv.GEN_AI_TOOL_NAME)
     if name.__class__ is not str or not name.isascii():  # ASCII text is read as it is
         name = as_text(name)
+    call_id = attrs.get(semconv.GEN_AI_TOOL_CALL_ID)
+    if call_id.__class__ is str and call_id.isascii():  # `clean_id`'s common case
+        call_id = call_id.strip() or None
+    else:
+        call_id = clean_id(call_id)
     view = SpanView(
         "tool",
         convention,
         name or name_suffix(span.name, semconv.OP_EXECUTE_TOOL),
-        clean_id(attrs.get(semconv.GEN_AI_TOOL_CALL_ID)),
+        call_id,
         failed,
         error_type,
         message,
@@ -132,9 +144,12 @@ def read_agent(span: SpanRecord, options: BuildOptions, convention: str) -> Span
         agent_name=as_text(attrs.get(semconv.GEN_AI_AGENT_NAME))
         or name_suffix(span.name, semconv.OP_INVOKE_AGENT)
         or as_text(attrs.get(semconv.GEN_AI_AGENT_ID)),
-        input=cut(first_user_text(inputs), limit),
-        output=cut(last_assistant_text(outputs), limit),
     )
+    # Most agent spans record no messages (content capture off): nothing more to read.
+    if inputs:
+        view.input = cut(first_user_text(inputs), limit)
+    if outputs:
+        view.output = cut(last_assistant_text(outputs), limit)
     if semconv.GEN_AI_TOOL_DEFINITIONS in attrs:
         view.tools = tool_names(attrs[semconv.GEN_AI_TOOL_DEFINITIONS])
     # Requests and responses recorded on the agent span are a fallback for runs whose model
@@ -153,30 +168,34 @@ def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> Span
     raw_inputs = attrs.get(semconv.GEN_AI_INPUT_MESSAGES)
     # Exact ints and ASCII text are read as they are, an absent key (None) as None; anything
     # else through as_int / as_text (calls saved on the common path, which runs for every
-    # model span; a service that reads no usage has none of these keys).
-    input_tokens = attrs.get(semconv.GEN_AI_USAGE_INPUT_TOKENS)
-    if input_tokens.__class__ is not int:
-        if input_tokens is not None:
-            input_tokens = as_int(input_tokens)
-        if input_tokens is None:
-            input_tokens = attrs.get(semconv.GEN_AI_USAGE_PROMPT_TOKENS)
-            if input_tokens is not None and input_tokens.__class__ is not int:
+    # model span). A span with none of the usage keys (a service that reads no usage decodes
+    # none of them) skips their six lookups in one set test.
+    if not _USAGE_KEYS.isdisjoint(attrs):
+        input_tokens = attrs.get(semconv.GEN_AI_USAGE_INPUT_TOKENS)
+        if input_tokens.__class__ is not int:
+            if input_tokens is not None:
                 input_tokens = as_int(input_tokens)
-    output_tokens = attrs.get(semconv.GEN_AI_USAGE_OUTPUT_TOKENS)
-    if output_tokens.__class__ is not int:
-        if output_tokens is not None:
-            output_tokens = as_int(output_tokens)
-        if output_tokens is None:
-            output_tokens = attrs.get(semconv.GEN_AI_USAGE_COMPLETION_TOKENS)
-            if output_tokens is not None and output_tokens.__class__ is not int:
+            if input_tokens is None:
+                input_tokens = attrs.get(semconv.GEN_AI_USAGE_PROMPT_TOKENS)
+                if input_tokens is not None and input_tokens.__class__ is not int:
+                    input_tokens = as_int(input_tokens)
+        output_tokens = attrs.get(semconv.GEN_AI_USAGE_OUTPUT_TOKENS)
+        if output_tokens.__class__ is not int:
+            if output_tokens is not None:
                 output_tokens = as_int(output_tokens)
-    model = attrs.get(semconv.GEN_AI_RESPONSE_MODEL)
-    if model.__class__ is not str or not model.isascii():
-        model = as_text(model) if model is not None else None
-    if not model:
-        model = attrs.get(semconv.GEN_AI_REQUEST_MODEL)
-        if model is not None:
-            model = as_text(model)
+            if output_tokens is None:
+                output_tokens = attrs.get(semconv.GEN_AI_USAGE_COMPLETION_TOKENS)
+                if output_tokens is not None and output_tokens.__class__ is not int:
+                    output_tokens = as_int(output_tokens)
+        model = attrs.get(semconv.GEN_AI_RESPONSE_MODEL)
+        if model.__class__ is not str or not model.isascii():
+            model = as_text(model) if model is not None else None
+        if not model:
+            model = attrs.get(semconv.GEN_AI_REQUEST_MODEL)
+            if model is not None:
+                model = as_text(model)
+    else:
+        input_tokens = output_tokens = model = None
     output: str | None = None
     requests: tuple[ToolRequest, ...] | None = None
     if semconv.GEN_AI_OUTPUT_MESSAGES in attrs:
@@ -227,6 +246,8 @@ _READERS: dict[str, Callable[[SpanRecord, BuildOptions, str], SpanView]] = {
     semconv.OP_INVOKE_AGENT: read_agent,
     **dict.fromkeys(semconv.MODEL_OPERATIONS, read_model),
 }
+READERS = _READERS
+"""The reader of each GenAI operation (a view of that role); `_classify` dispatches by it too."""
 
 
 def cut(text: str | None, limit: int) -> str | None:

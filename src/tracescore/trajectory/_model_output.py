@@ -61,7 +61,11 @@ def answer_and_requests(
                             texts.append(found)
         if answers:
             # The last assistant (or role-less) message with text is the answer.
-            answer = "\n".join(texts) if texts else as_text(message.get(semconv.PART_CONTENT))
+            if texts:
+                answer: str | None = "\n".join(texts)
+            else:  # older producers' `content` text; most messages of tool calls have none
+                content = message.get(semconv.PART_CONTENT)
+                answer = as_text(content) if content is not None else None
             if answer:
                 text = answer
     return text, tuple(requests)

@@ -31,7 +31,7 @@ from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._values import as_int, as_text, clean_id, parse_json, parse_lenient
 from tracescore.trajectory._views import Convention, SpanView
 
-__all__ = ["MARKERS", "PYDANTIC_AI", "is_output_tool"]
+__all__ = ["MARKERS", "PYDANTIC_AI", "is_output_tool", "output_tool_prefixes"]
 
 NAME = "pydantic_ai"
 
@@ -61,6 +61,12 @@ def is_output_tool(name: str | None, names: tuple[str, ...]) -> bool:
 def _suffixed(names: tuple[str, ...]) -> tuple[str, ...]:
     # Asked once per tool call with the same few name tuples: built once per tuple.
     return tuple(n + "_" for n in names)
+
+
+def output_tool_prefixes(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The prefixes of `names`' suffixed variants: `is_output_tool(name, names)` is
+    `bool(name) and (name in names or name.startswith(output_tool_prefixes(names)))`."""
+    return _suffixed(names)
 
 
 def _is_pydantic_ai(span: SpanRecord) -> bool:
