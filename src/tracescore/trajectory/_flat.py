@@ -23,12 +23,11 @@ from itertools import islice
 from operator import attrgetter
 
 from tracescore.model.span import SpanRecord
-from tracescore.model.trajectory import Trajectory
+from tracescore.model.trajectory import ModelCall, Trajectory
 from tracescore.trajectory._classify import classify
 from tracescore.trajectory._flat_steps import FlatParts, flat_steps
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._run import run_trajectory
-from tracescore.trajectory._step_calls import model_call
 from tracescore.trajectory._tree import MAX_OTLP_KIND
 from tracescore.trajectory._values import clean_text
 from tracescore.trajectory._views import SpanView
@@ -97,10 +96,11 @@ def _flat_run(
     model_steps = parts.model_steps
     for span in islice(ordered, 1, None):
         sid = span.span_id
+        parent = span.parent_span_id
         try:
             if sid.__class__ is not str or not sid or sid in read:
                 return None
-            if span.parent_span_id not in read or span.kind not in _KNOWN_KINDS:
+            if parent not in read or span.kind not in _KNOWN_KINDS:
                 return None
         except TypeError:  # a parent or kind of an unexpected type: the general path copes
             return None
@@ -115,18 +115,29 @@ def _flat_run(
         role = view.role
         if role == "tool":
             # Under the agent span itself: no outer tool span to merge into, no nested run.
-            if span.parent_span_id != root_id or view.output_tool:
+            if parent != root_id or view.output_tool:
                 return None
             order.append(len(tools))
             tools.append((span, view))
         elif role == "model":
             # Output tools a model span names change which calls are shown.
-            if span.parent_span_id != root_id or view.output_tool_names:
+            if parent != root_id or view.output_tool_names:
                 return None
             order.append(~len(models))
             models.append(view)
             model_spans.append(span)
-            model_steps.append(model_call(view, span, sid))
+            # `model_call(view, span, sid)`, inlined (one per model span): model, input and
+            # output tokens, start, end, span id.
+            model_steps.append(
+                ModelCall(
+                    view.model,
+                    view.input_tokens,
+                    view.output_tokens,
+                    span.start_ns or None,
+                    span.end_ns or None,
+                    sid,
+                )
+            )
             asked = view.requests
             if asked is not None:
                 parts.recorded = True

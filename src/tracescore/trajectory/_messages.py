@@ -13,14 +13,12 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from tracescore import semconv
-from tracescore.model.trajectory import Deferred
 from tracescore.trajectory._values import (
     JSON_STARTS,
     PLAIN_SCAN,
     as_text,
     clean_id,
     clean_text,
-    load_document,
     parse_json,
     parse_lenient,
 )
@@ -33,7 +31,6 @@ __all__ = [
     "input_text",
     "last_assistant_text",
     "lenient",
-    "lenient_later",
     "make_response",
     "may_be_error_result",
     "output_text",
@@ -49,13 +46,15 @@ def parse_messages(value: object) -> list[dict[str, Any]]:
     """The message list of an attribute (JSON string or structured); [] when it is not one."""
     if value is None:  # not recorded (content capture off): the common case, answered first
         return []
-    if value.__class__ is str:  # parse_json's own path for text, a call fewer per span read
+    if value.__class__ is str:  # parse_json's own path for text, calls fewer per span read
         stripped = value.strip()
         if not stripped or stripped[0] not in JSON_STARTS:
             return []
-        try:
-            parsed = load_document(PLAIN_SCAN, stripped)
-        except (ValueError, RecursionError):
+        try:  # `load_document(PLAIN_SCAN, stripped)`, inlined
+            parsed, end = PLAIN_SCAN(stripped, 0)
+        except (StopIteration, ValueError, RecursionError):
+            return []
+        if end != len(stripped):  # extra data after the document
             return []
     else:
         parsed = parse_json(value)
@@ -238,19 +237,6 @@ def lenient(value: object, limit: int) -> Any:
     if value is MISSING:
         return MISSING
     return parse_lenient(value, limit)
-
-
-def lenient_later(value: object, limit: int) -> Any:
-    """`lenient(value, limit)`, computed when a `ToolCall` field holding it is first read.
-
-    A requested call's arguments stand in for an execution's when its span has none (the
-    service leaves them undecoded when no scorer reads them): copying each into JSON-safe data
-    up front was a twentieth of building a run with recorded requests, for values most scorers
-    never read. MISSING stays MISSING.
-    """
-    if value is MISSING:
-        return MISSING
-    return Deferred(parse_lenient, value, limit)
 
 
 def input_text(value: object) -> str | None:

@@ -1,18 +1,19 @@
 """The step of one span: a model call, or a tool call or handoff completed by its request.
 
 Both builders make every step of a span here (the general one in `_steps`, the flat-run fast
-path in `_flat`), so a step reads the same whichever path built it.
+path in `_flat`, which makes its model calls as `model_call` does, inlined), so a step reads
+the same whichever path built it.
 """
 
 from __future__ import annotations
 
 from tracescore.model.span import SpanRecord
-from tracescore.model.trajectory import Handoff, ModelCall, ToolCall, ToolStatus
-from tracescore.trajectory._messages import lenient, lenient_later
+from tracescore.model.trajectory import Deferred, Handoff, ModelCall, ToolCall, ToolStatus
+from tracescore.trajectory._messages import lenient
 from tracescore.trajectory._openai_agents import awaits_approval
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import is_output_tool
-from tracescore.trajectory._values import clean_text
+from tracescore.trajectory._values import clean_text, parse_lenient
 from tracescore.trajectory._views import MISSING, SpanView, ToolRequest
 
 __all__ = [
@@ -92,8 +93,12 @@ def executed_call(
     elif view.error:
         status = "error"
     arguments = view.arguments
-    if arguments is MISSING:
-        arguments = lenient_later(request.arguments, options.max_value_chars) if request else None
+    if arguments is MISSING and request is not None:
+        # The requested call's arguments stand in (the service leaves a span's undecoded when
+        # no scorer reads them), parsed when first read: most scorers never read them.
+        arguments = request.arguments
+        if arguments is not MISSING:
+            arguments = Deferred(parse_lenient, arguments, options.max_value_chars)
     name = view.tool_name or (request.name if request else None) or clean_text(span.name)
     failed = status == "error"
     # Positional, in field order (one is built per tool call).
