@@ -56,6 +56,12 @@ def parse_messages(value: object) -> list[dict[str, Any]]:
             return []
         if end != len(stripped):  # extra data after the document
             return []
+        if parsed.__class__ is list:  # the usual shape, just parsed: kept, not copied
+            for message in parsed:
+                if not isinstance(message, dict):
+                    break  # filtered below
+            else:
+                return parsed
     else:
         parsed = parse_json(value)
     if isinstance(parsed, dict):
