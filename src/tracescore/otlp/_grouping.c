@@ -4,6 +4,7 @@
 
 /* One trace of a request; see scan_grouped in _scan.c for what the caller reads of it. */
 typedef struct {
+    uint8_t id[16];       /* the trace id, compared without a pointer to follow */
     PyObject *key;        /* the trace id bytes */
     PyObject *hex;        /* its hex str, shared by the group's records */
     PyObject *records;    /* list of SpanRecord, in wire order */
@@ -11,14 +12,27 @@ typedef struct {
     Py_ssize_t size, lead, last_root, lead_candidates, first, first_attr;
 } Group;
 
+/* One slot of the index: a group's position + 1 (0: a free slot) and its trace id's hash,
+ * compared before the id itself. */
+typedef struct {
+    uint64_t hash;
+    Py_ssize_t at;
+} IndexSlot;
+
+/* Groups by quick_mix of their trace id (RECENT_BITS of it), position + 1 or 0: looked at
+ * before the id is hashed for the index. Spans of a few hundred traces interleave in a
+ * request, and a SipHash per span was a tenth of the grouping. */
+#define RECENT_BITS 9
+
 struct Grouping {
     Group *groups; /* in order of first appearance */
     Py_ssize_t n, cap;
     /* Trace id -> position in groups + 1 (0: a free slot), open addressing over the raw 16
      * bytes: spans of the traces of a request come interleaved, and a dict keyed by bytes cost
      * a bytes object, its SipHash and a generic lookup per span (about 4% of the scan). */
-    Py_ssize_t *index;
+    IndexSlot *index;
     Py_ssize_t index_size; /* a power of two, at least twice n */
+    Py_ssize_t recent[1 << RECENT_BITS];
     PyObject *rejects;     /* list of (i, j, k, trace_id, span_id, name) */
     Py_ssize_t last;   /* the group of the previous valid span (spans of a trace come
                           together, so most spans need no index lookup), or -1 */
@@ -51,11 +65,13 @@ void tracescore_grouping_free(Grouping *g) {
     PyMem_Free(g);
 }
 
-/* The index slot of a trace id: where its group's position is, or the free slot to put it. */
-static Py_ssize_t *index_slot(Grouping *g, const uint8_t *trace) {
-    for (uint64_t i = bytes_hash(trace, 16);; i++) {
-        Py_ssize_t *slot = &g->index[i & (g->index_size - 1)];
-        if (*slot == 0 || memcmp(PyBytes_AS_STRING(g->groups[*slot - 1].key), trace, 16) == 0)
+/* The index slot of a trace id (hashed `hash`): where its group's position is, or the free
+ * slot to put it. */
+static IndexSlot *index_slot(Grouping *g, const uint8_t *trace, uint64_t hash) {
+    for (uint64_t i = hash;; i++) {
+        IndexSlot *slot = &g->index[i & (g->index_size - 1)];
+        if (slot->at == 0 ||
+            (slot->hash == hash && memcmp(g->groups[slot->at - 1].id, trace, 16) == 0))
             return slot;
     }
 }
@@ -74,26 +90,35 @@ static int grow(Grouping *g) {
     }
     if (2 * (g->n + 1) <= g->index_size) return 0;
     Py_ssize_t size = g->index_size ? 2 * g->index_size : 64;
-    Py_ssize_t *index = PyMem_Calloc(size, sizeof *index);
+    IndexSlot *index = PyMem_Calloc(size, sizeof *index);
     if (index == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    PyMem_Free(g->index);
+    IndexSlot *old = g->index;
+    Py_ssize_t old_size = g->index_size;
     g->index = index;
     g->index_size = size;
-    for (Py_ssize_t n = 0; n < g->n; n++)
-        *index_slot(g, (const uint8_t *)PyBytes_AS_STRING(g->groups[n].key)) = n + 1;
+    for (Py_ssize_t n = 0; n < old_size; n++) /* the hashes move with their slots */
+        if (old[n].at) *index_slot(g, g->groups[old[n].at - 1].id, old[n].hash) = old[n];
+    PyMem_Free(old);
     return 0;
 }
 
 /* The group of a valid trace id, made at its first span (at: that span's wire position). */
 static Group *group_of(Grouping *g, const uint8_t *trace, Py_ssize_t at) {
-    if (g->last >= 0 && memcmp(PyBytes_AS_STRING(g->groups[g->last].key), trace, 16) == 0)
+    if (g->last >= 0 && memcmp(g->groups[g->last].id, trace, 16) == 0)
         return &g->groups[g->last];
+    Py_ssize_t *recent = &g->recent[quick_mix(trace, 16) >> (64 - RECENT_BITS)];
+    if (*recent && memcmp(g->groups[*recent - 1].id, trace, 16) == 0) {
+        g->last = *recent - 1;
+        return &g->groups[g->last];
+    }
+    uint64_t hash = bytes_hash(trace, 16);
     if (g->index_size) {
-        Py_ssize_t known = *index_slot(g, trace);
+        Py_ssize_t known = index_slot(g, trace, hash)->at;
         if (known) {
+            *recent = known;
             g->last = known - 1;
             return &g->groups[g->last];
         }
@@ -104,13 +129,15 @@ static Group *group_of(Grouping *g, const uint8_t *trace, Py_ssize_t at) {
     Group *p = &g->groups[g->n++]; /* counted now: grouping_free releases what is set */
     *p = (Group){.key = key, .hex = tracescore_hex_of(trace, 16), .records = PyList_New(0),
                  .candidates = PyList_New(0), .last_root = -1, .first = at, .first_attr = -1};
+    memcpy(p->id, trace, 16);
     if (p->hex == NULL || p->records == NULL || p->candidates == NULL) return NULL;
     /* Out of the cyclic GC's view, like the records they hold (_records.c): nothing in them
      * can lead back to them. A request of 512k one-span traces made 1M tracked lists, and
      * the collections they set off took three quarters of its scan. */
     PyObject_GC_UnTrack(p->records);
     PyObject_GC_UnTrack(p->candidates);
-    *index_slot(g, trace) = g->n;
+    *index_slot(g, trace, hash) = (IndexSlot){.hash = hash, .at = g->n};
+    *recent = g->n;
     g->last = g->n - 1;
     return p;
 }

@@ -59,15 +59,23 @@ PyObject *tracescore_bind(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-PyObject *tracescore_hex_of(const uint8_t *data, Py_ssize_t len) {
+/* The two hex digits of each byte value, filled once at import (tracescore_hex_init): two
+ * digits per byte from one table took half the instructions of a digit at a time. */
+static char hex_pairs[512];
+
+void tracescore_hex_init(void) {
     static const char digits[] = "0123456789abcdef";
+    for (int n = 0; n < 256; n++) {
+        hex_pairs[2 * n] = digits[n >> 4];
+        hex_pairs[2 * n + 1] = digits[n & 15];
+    }
+}
+
+PyObject *tracescore_hex_of(const uint8_t *data, Py_ssize_t len) {
     PyObject *out = PyUnicode_New(2 * len, 127);
     if (out == NULL) return NULL;
     Py_UCS1 *o = PyUnicode_1BYTE_DATA(out);
-    for (Py_ssize_t n = 0; n < len; n++) {
-        o[2 * n] = digits[data[n] >> 4];
-        o[2 * n + 1] = digits[data[n] & 15];
-    }
+    for (Py_ssize_t n = 0; n < len; n++) memcpy(o + 2 * n, hex_pairs + 2 * data[n], 2);
     return out;
 }
 
@@ -133,25 +141,32 @@ int tracescore_is_scanned_candidate(PyObject *rule, const Parsed *s, PyObject *a
 /* The shared str of a span name (new reference), or NULL; *prefixed: whether it starts with
  * the rule's name prefix, as the name table remembers it (-1: not known). */
 static PyObject *name_of(Shared *sh, const uint8_t *data, Py_ssize_t len, int *prefixed) {
-    uint64_t hash = bytes_hash(data, len);
-    TextSlot *slot = text_slot(sh->name_table, NAME_TABLE_SIZE, data, len, hash);
-    if (slot->text != NULL) {
-        *prefixed = slot->prefixed;
-        return Py_NewRef(slot->text);
+    TextSlot **recent = &sh->name_recent[quick_mix(data, len) >> (64 - NAME_RECENT_BITS)];
+    TextSlot *slot = *recent;
+    if (slot == NULL || !same_bytes(slot->data, slot->len, data, len)) {
+        uint64_t hash = bytes_hash(data, len);
+        slot = text_slot(sh->name_table, NAME_TABLE_SIZE, data, len, hash);
+        if (slot->text == NULL) {
+            /* A long name is a str of its own, counted in its record's size (LONG_TEXT):
+             * shared, the cache would keep what a client sends across requests. */
+            PyObject *name = len > NAME_SHARE_MAX ? text_of(data, len)
+                                                  : shared(sh->names, text_of(data, len));
+            *prefixed = -1;
+            if (name != NULL && sh->names_used < NAME_TABLE_FILL) {
+                int known = sh->rule == NULL ? -1 : prefixed_by(sh->rule, name);
+                /* A failed test is asked again by the candidate test, which reports it. */
+                if (known < 0 && sh->rule != NULL) PyErr_Clear();
+                *slot = (TextSlot){.data = data, .len = len, .hash = hash,
+                                   .text = Py_NewRef(name), .prefixed = known};
+                sh->names_used++;
+                *recent = slot;
+            }
+            return name;
+        }
+        *recent = slot;
     }
-    /* A long name is a str of its own, counted in its record's size (LONG_TEXT): shared, the
-     * cache would keep what a client sends across requests. */
-    PyObject *name = len > NAME_SHARE_MAX ? text_of(data, len) : shared(sh->names, text_of(data, len));
-    *prefixed = -1;
-    if (name != NULL && sh->names_used < NAME_TABLE_FILL) {
-        int known = sh->rule == NULL ? -1 : prefixed_by(sh->rule, name);
-        /* A failed test is asked again by the candidate test, which reports it. */
-        if (known < 0 && sh->rule != NULL) PyErr_Clear();
-        *slot = (TextSlot){.data = data, .len = len, .hash = hash, .text = Py_NewRef(name),
-                           .prefixed = known};
-        sh->names_used++;
-    }
-    return name;
+    *prefixed = slot->prefixed;
+    return Py_NewRef(slot->text);
 }
 
 /* The hex str of a parent span id of 8 bytes (new reference), or NULL. */
@@ -167,6 +182,7 @@ static PyObject *parent_hex_of(Shared *sh, const uint8_t *parent) {
 
 void tracescore_shared_clear(Shared *sh) {
     text_table_clear(sh->name_table, NAME_TABLE_SIZE);
+    memset(sh->name_recent, 0, sizeof sh->name_recent);
     sh->names_used = 0;
     Py_CLEAR(sh->parent_hex);
 }

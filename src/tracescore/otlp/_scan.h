@@ -36,10 +36,15 @@ typedef struct {
 #define TABLE_SIZE 512
 #define TABLE_FILL 256
 
-typedef struct {
+typedef struct Slot Slot;
+struct Slot {
     const char *data;
     Py_ssize_t len;
     uint64_t hash;
+    /* The key that followed this one in the last span that had both, or NULL: a span's keys
+     * come in its instrumentation's order, so the next key is most often this one's and is
+     * found by one compare instead of hashing it (the hash was a third of the scan). */
+    Slot *next;
     PyObject *kept; /* the key's str, or None when not kept (held through `answer`) */
     /* NULL, or a key kept only when its string value holds one of these texts (bytes; see
      * `SpanReader`'s `kept_when`), held through `answer`. */
@@ -51,7 +56,10 @@ typedef struct {
     /* String values of the key found in / missing from the value table during this call:
      * a key whose values do not repeat (ids, arguments) stops looking them up there. */
     int value_hits, value_misses;
-} Slot;
+    /* The value table's slot of this key's last string value, or NULL: compared before the
+     * value is hashed (a model, tool or agent name repeats span after span). */
+    struct TextSlot *last_value;
+};
 
 /* A kept key is the rule's attribute, one of its keys, or (RULE_UNSURE) not known to be
  * neither: the candidate test then asks the attributes dict, as without these bits. */
@@ -68,7 +76,7 @@ enum { RULE_ATTRIBUTE = 1, RULE_KEY = 2, RULE_UNSURE = 4 };
 #define VALUE_MISSES_TRIED 16
 /* A slot of the per-call tables of str made from raw bytes in the request (string values here,
  * span names in Shared): open addressing over bytes_hash, at most half full (text_slot). */
-typedef struct {
+typedef struct TextSlot {
     const uint8_t *data;
     Py_ssize_t len;
     uint64_t hash;
@@ -84,6 +92,7 @@ typedef struct {
     Py_ssize_t overhead;
     PyObject *rule; /* the agent-candidate rule (see Shared), or NULL */
     int used, values_used;
+    Slot *first; /* the key of the last span's first attribute (see Slot.next), or NULL */
     Slot table[TABLE_SIZE];
     TextSlot values[VALUE_TABLE_SIZE];
 } Ctx;
@@ -229,6 +238,7 @@ typedef struct {
     PyObject *rule_value;
     int rule_key, rule_unsure;
     int prefixed; /* whether the name starts with the rule's prefix, -1: not known */
+    Slot *last_key; /* the slot of this span's previous attribute key, or NULL */
 } Parsed;
 
 /* The per-process random key of bytes_hash, set when the module is imported (_scan.c). */
@@ -266,10 +276,33 @@ static inline uint64_t bytes_hash(const uint8_t *p, Py_ssize_t n) {
     return (v0 ^ v1) ^ (v2 ^ v3);
 }
 
+/* Whether a slot's bytes are [data, data + len) (memcmp is never given a null pointer, which a
+ * span without a name has). */
+static inline int same_bytes(const void *known, Py_ssize_t known_len, const void *data,
+                             Py_ssize_t len) {
+    return known_len == len && (len == 0 || memcmp(known, data, (size_t)len) == 0);
+}
+
+/* A cheap, unkeyed mix of up to 16 bytes of `p` (its first and last 8) and its length, for the
+ * direct-mapped caches in front of the SipHash tables (span names, trace ids): a client can
+ * make every lookup miss them, which costs one compare before the table's own lookup, never
+ * a longer probe. Most names and random trace ids differ in these bytes. */
+static inline uint64_t quick_mix(const uint8_t *p, Py_ssize_t n) {
+    uint64_t a = 0, b = 0;
+    if (n >= 8) {
+        a = little_endian(p, 8);
+        b = little_endian(p + n - 8, 8);
+    } else {
+        for (Py_ssize_t k = 0; k < n; k++) a |= (uint64_t)p[k] << (8 * k);
+    }
+    return (a ^ (b * 0x9E3779B97F4A7C15ULL) ^ (uint64_t)n) * 0xFF51AFD7ED558CCDULL;
+}
+
 /* Span names seen in this call: raw bytes (in the request) -> the shared str (owned). Most
  * spans of a request repeat a few names: this spares decoding each one and its dict lookup. */
 #define NAME_TABLE_SIZE 256
 #define NAME_TABLE_FILL 128
+#define NAME_RECENT_BITS 6
 /* The slot of `data` (hashed `hash`) in `table` of `size` slots (a power of two): the one
  * holding its str, or the free one where it belongs. */
 static inline TextSlot *text_slot(TextSlot *table, uint64_t size, const uint8_t *data,
@@ -297,6 +330,9 @@ typedef struct {
     PyObject *parent_hex;
     int names_used;
     TextSlot name_table[NAME_TABLE_SIZE];
+    /* The name table's slots by quick_mix of the name (NAME_RECENT_BITS of it), or NULL:
+     * looked at before the name is hashed. */
+    TextSlot *name_recent[1 << NAME_RECENT_BITS];
 } Shared;
 
 /* SpanRecord's fields, in the order records are filled (_records.c). */
@@ -339,6 +375,7 @@ PyObject *tracescore_span_record(Ctx *ctx, Shared *sh, const uint8_t *data, Py_s
  * record takes s's attributes and events and the trace_hex reference, also on failure), and
  * whether that span is an agent candidate by the rule (1, 0, or -1 with an exception set). */
 PyObject *tracescore_hex_of(const uint8_t *data, Py_ssize_t len);
+void tracescore_hex_init(void); /* once, at import */
 PyObject *tracescore_record_of(Shared *sh, Parsed *s, PyObject *trace_hex, PyObject *resource,
                                PyObject *scope);
 int tracescore_is_scanned_candidate(PyObject *rule, const Parsed *s, PyObject *attrs,
