@@ -20,6 +20,7 @@ setup(
                     "_records",
                     "_grouping",
                     "_cut",
+                    "_span_keys",
                     "_validate",
                 )
             ],

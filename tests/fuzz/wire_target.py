@@ -33,6 +33,7 @@ sys.path[:0] = [str(Path(__file__).parents[1])]
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: E402
     ExportTraceServiceRequest,
 )
+from opentelemetry.proto.trace.v1.trace_pb2 import Span  # noqa: E402
 
 from support.otlp_wire_fuzz import mutate, random_request  # noqa: E402
 from tracescore.assembler._wire import python_cut_spans  # noqa: E402
@@ -44,6 +45,7 @@ from tracescore.otlp.scan import (  # noqa: E402
     decode_any_value,
     python_scan_spans,
 )
+from tracescore.otlp.span_keys import python_span_has_key  # noqa: E402
 from tracescore.trajectory import needed_attribute  # noqa: E402
 
 __all__ = ["check", "seeds"]
@@ -53,6 +55,8 @@ _RULE = CandidateRule(
     "gen_ai.operation.name", "invoke_agent", "invoke_agent", ("gen_ai.agent.name",)
 )
 _TESTDATA = Path(__file__).parents[1] / "testdata"
+# Keys asked of every input read as a Span (span_has_key): some the fixtures' spans have.
+_SPAN_KEYS = ("gen_ai.agent.name", "", "gen_ai.operation.name", "eval.tone.score")
 
 
 def _upb(body: bytes) -> ExportTraceServiceRequest | None:
@@ -60,6 +64,14 @@ def _upb(body: bytes) -> ExportTraceServiceRequest | None:
         return ExportTraceServiceRequest.FromString(body)
     except Exception:
         return None
+
+
+def _upb_span(body: bytes) -> bool:
+    try:
+        Span.FromString(body)
+    except Exception:
+        return False
+    return True
 
 
 def _upb_view(request: ExportTraceServiceRequest, keep: Any) -> list[tuple[Any, ...]]:
@@ -120,8 +132,19 @@ def check(body: bytes) -> None:
         "records": _attempt(lambda: SpanReader(keep, _RULE).records(body)),
         "grouped": _attempt(lambda: SpanReader(keep, _RULE).grouped(body)),
     }
+    # Any bytes read as a Span: the twins answer alike where upb reads them as one (None
+    # where neither reads them); elsewhere the native walk only must not crash.
+    span_ok = _upb_span(body)
+    for keys in (_SPAN_KEYS, dict.fromkeys(_SPAN_KEYS[len(body) % 3 :])):
+        native_answer = _native.span_has_key(body, keys)
+        assert not span_ok or native_answer == python_span_has_key(body, keys)
     if request is None:
         return  # refused or read: either is fine, only crashes and lost exceptions are not
+    for rs in request.resource_spans:
+        for ss in rs.scope_spans:
+            for span in ss.spans:  # what upb reads: the answer is its keys' (or none)
+                has = any(kv.key in _SPAN_KEYS for kv in span.attributes)
+                assert _native.span_has_key(span.SerializeToString(), _SPAN_KEYS) in (has, None)
     for name, (ok, result) in outcomes.items():
         assert ok, f"{name} refused what upb accepts: {result!r}"
     native = outcomes["scan_spans"][1]

@@ -22,6 +22,7 @@ from tracescore.export.attributes import add_attributes, score_attributes
 from tracescore.export.encoded_attributes import SPAN_ATTRIBUTES, EncodedAttributes
 from tracescore.model.run_result import RunResult
 from tracescore.model.span import AttrValue
+from tracescore.otlp.span_keys import NATIVE_SPAN_KEYS, span_has_key
 
 __all__ = [
     "FanoutSpans",
@@ -58,7 +59,7 @@ def annotate_span_bytes(span_bytes: bytes, attributes: Mapping[str, AttrValue]) 
     """
     if not attributes:
         return span_bytes
-    if _may_have_a_key(span_bytes, tuple(attributes)):
+    if _may_have_a_key(span_bytes, attributes):
         span = Span.FromString(span_bytes)
         annotate_span(span, attributes)
         return span.SerializeToString()
@@ -67,14 +68,29 @@ def annotate_span_bytes(span_bytes: bytes, attributes: Mapping[str, AttrValue]) 
     return span_bytes + wire.attribute_fields(SPAN_ATTRIBUTES, attributes)
 
 
-def _may_have_a_key(span_bytes: bytes, keys: tuple[str, ...]) -> bool:
-    """False when none of `keys` is an attribute key of the span; True when one may be.
+def _may_have_a_key(span_bytes: bytes, attributes: Mapping[str, AttrValue]) -> bool:
+    """False when none of the keys of `attributes` is an attribute key of the span; True when
+    one is, or may be (a span in a shape `span_has_key` does not read: the byte search says).
+
+    Natively the span's keys are read off the wire (`_span_keys.c`: a few hundred instructions
+    a held span, where the search cost ~8.6k). Without the extension the search goes first
+    (a key the span has is somewhere in its bytes), and only a hit is read key by key, so both
+    paths answer alike.
+    """
+    if not NATIVE_SPAN_KEYS and not _occurs(span_bytes, tuple(attributes)):
+        return False
+    keys = attributes if type(attributes) in _KEY_CONTAINERS else tuple(attributes)
+    known = span_has_key(span_bytes, keys)
+    return _occurs(span_bytes, tuple(attributes)) if known is None else known
+
+
+def _occurs(span_bytes: bytes, keys: tuple[str, ...]) -> bool:
+    """False when none of `keys` occurs in the span's bytes; True when one may be its key.
 
     Every encoding of a key the span has holds the key's UTF-8 bytes, so a key whose bytes do
     not occur anywhere in the span is surely not one of its keys (a hit inside a value is only
-    a needless slow path). One search costs ~3k instructions on an agent span of 300 bytes, and
-    score keys share a few first segments (`eval.`, `tracescore.`): those are searched first,
-    whole keys only when their segment occurs.
+    a needless slow path). Score keys share a few first segments (`eval.`, `tracescore.`):
+    those are searched first, whole keys only when their segment occurs.
     """
     groups = _KEY_GROUPS.get(keys)
     if groups is None:
@@ -91,6 +107,8 @@ def _may_have_a_key(span_bytes: bytes, keys: tuple[str, ...]) -> bool:
 # Keys by first segment, per tuple of score keys (a handful per configuration).
 _KEY_GROUPS: dict[tuple[str, ...], tuple[tuple[bytes, tuple[bytes, ...]], ...]] = {}
 _KEY_GROUPS_LIMIT = 256
+# What span_has_key reads as they are (a dict's keys, EncodedAttributes among them).
+_KEY_CONTAINERS = (dict, EncodedAttributes, tuple)
 
 
 def _group_keys(keys: tuple[str, ...]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:

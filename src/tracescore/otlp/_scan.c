@@ -37,6 +37,7 @@
  * bind(SpanRecord, its field names, (UNSET, OK, ERROR), event_fn): once, before scan_records;
  *   refuses a class whose fields are not exactly the slots filled here.
  * cut_spans(body, {rs: {ss: {span indices}}}) -> (the rest of body, held spans): _cut.c.
+ * span_has_key(span, keys) -> whether a Span has an attribute key among keys: _span_keys.c.
  * validate_request(body) -> None, or what makes body no ExportTraceServiceRequest (and where):
  *   upb's verdict without building the message, _validate.c.
  * Raises ValueError on malformed input (callers checked the request first: validate_request),
@@ -467,6 +468,9 @@ static PyMethodDef methods[] = {
      "(resource header, scope header, span bytes)})."},
     {"bind", tracescore_bind, METH_VARARGS,
      "bind(record class, its field names, (UNSET, OK, ERROR), event function): once."},
+    {"span_has_key", tracescore_span_has_key, METH_VARARGS,
+     "span_has_key(span, keys) -> whether the Span has an attribute key in keys, or None "
+     "(_span_keys.c)."},
     {"validate_request", tracescore_validate_request, METH_O,
      "validate_request(body) -> None, or what makes body no ExportTraceServiceRequest "
      "(_validate.c)."},

@@ -389,6 +389,8 @@ PyObject *tracescore_grouping_result(Grouping *g);
 void tracescore_grouping_free(Grouping *g);
 /* _cut.c */
 PyObject *tracescore_cut_spans(PyObject *self, PyObject *args);
+/* _span_keys.c */
+PyObject *tracescore_span_has_key(PyObject *self, PyObject *args);
 /* _validate.c */
 PyObject *tracescore_validate_request(PyObject *self, PyObject *body);
 
