@@ -16,6 +16,7 @@ setup(
                 f"src/tracescore/otlp/{name}.c"
                 for name in (
                     "_scan",
+                    "_span",
                     "_attributes",
                     "_records",
                     "_grouping",

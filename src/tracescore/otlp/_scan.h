@@ -354,7 +354,7 @@ static inline PyObject *field_of(PyObject *record, int n) {
 /* Spans grouped by trace while they are scanned (scan_grouped; _grouping.c). */
 typedef struct Grouping Grouping;
 
-/* _scan.c */
+/* _span.c */
 int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *s);
 /* _attributes.c: one KeyValue added to s's attributes when its key is kept (0, -1 on error);
  * a key of the caller's dict entered in the call's key table; the value table released. */
