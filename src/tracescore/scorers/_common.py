@@ -172,9 +172,20 @@ def uncounted_note(
 
     Says why a call the user can see in the trace did not satisfy an expectation.
     """
-    every = select_calls(trajectory, "attempted", include_subagents=scorer.include_subagents)
+    global _last_note  # a one-entry memo, see below
+    every = select_calls(trajectory, "attempted", scorer.include_subagents)
     if len(every) == len(counted) and not scorer.names_handoffs:
         return ""
+    memo = _last_note
+    if memo is not None and memo[0] is counted and memo[1] is every:
+        return memo[2]
     kept = {id(c) for c in counted}
     left = [f"{c.name} ({c.status})" for c in every if id(c) not in kept]
-    return f"not counted (calls: clean): {', '.join(left)}"
+    note = f"not counted (calls: clean): {', '.join(left)}"
+    _last_note = (counted, every, note)
+    return note
+
+
+# The last note, with the two tuples it was written from (kept, so their ids are not reused
+# meanwhile): the scorers of a scenario that count the same calls ask one after another.
+_last_note: tuple[tuple[ToolCall, ...], tuple[ToolCall, ...], str] | None = None

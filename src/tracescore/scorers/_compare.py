@@ -13,10 +13,11 @@ under tracescore's default semantics (`mastra=False`), each for a reason:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from tracescore.model import record
 from tracescore.model.trajectory import ToolCall
 from tracescore.scorers._matching import (
     args_equal,
@@ -25,13 +26,14 @@ from tracescore.scorers._matching import (
     fmt_score,
     greedy_relaxed_pairs,
     js_json,
+    lcs_mask_pairs,
     lcs_pairs,
     mastra_round2,
     mastra_tool_args,
     max_matching_pairs,
 )
 
-__all__ = ["ArgsMatch", "Comparison", "Expected", "Ordering", "compare_steps"]
+__all__ = ["ArgsMatch", "Comparison", "Expected", "Ordering", "compare_named", "compare_steps"]
 
 Ordering: TypeAlias = Literal["strict", "relaxed", "unordered"]
 ArgsMatch: TypeAlias = Literal["subset", "exact"]
@@ -51,7 +53,7 @@ class Expected:
         return cls(tool, args, None if args is None else js_json(args))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Comparison:
     """What matched and what did not; `score` is already clamped (and rounded under Mastra)."""
 
@@ -147,19 +149,41 @@ def compare_steps(
     mastra: bool = False,
 ) -> Comparison:
     """Compare calls (already selected by the scorer's policy) with the expected steps."""
-    names = [c.name for c in calls]
+    return compare_named(
+        calls,
+        [c.name for c in calls],
+        expected,
+        {e.tool for e in expected},
+        ordering,
+        allow_repeated,
+        args_match,
+        mastra,
+    )
+
+
+def compare_named(
+    calls: Sequence[ToolCall],
+    names: Sequence[str],
+    expected: Sequence[Expected],
+    expected_names: Set[str],
+    ordering: Ordering,
+    allow_repeated: bool,
+    args_match: ArgsMatch,
+    mastra: bool,
+) -> Comparison:
+    """`compare_steps`, given the calls' names and the expected tools (a scorer knows both)."""
     n_a, n_e = len(names), len(expected)
     if n_e == 0:
         # An explicit empty expectation means "expect nothing": any call is a failure.
         return Comparison(1.0 if n_a == 0 else 0.0, 0, 0, n_a, extra=tuple(names))
+    if ordering == "relaxed" and not mastra:
+        return _relaxed(calls, names, expected, expected_names, allow_repeated, args_match)
 
     counts: dict[str, int] = {}
     for n in names:
         counts[n] = counts.get(n, 0) + 1
     repeated = tuple(n for n, k in counts.items() if k > 1)
-    expected_names = {e.tool for e in expected}
     match = _matrix(calls, expected, mastra=mastra, args_match=args_match)
-
     out_of_order: list[str] = []
     args_mismatch: list[str] = []
     matched_idx: set[int] = set()
@@ -211,4 +235,68 @@ def compare_steps(
         out_of_order=tuple(out_of_order),
         args_mismatch=tuple(args_mismatch),
         repeated=repeated,
+    )
+
+
+def _relaxed(
+    calls: Sequence[ToolCall],
+    names: Sequence[str],
+    expected: Sequence[Expected],
+    expected_names: Set[str],
+    allow_repeated: bool,
+    args_match: ArgsMatch,
+) -> Comparison:
+    """Relaxed ordering under tracescore's rules, on bit masks (`lcs_mask_pairs`): the same
+    Comparison as the matrix path, for the default and commonest configuration."""
+    n_a, n_e = len(names), len(expected)
+    # Per name, its calls as bits (call j: bit n_a-1-j), in order of first call.
+    by_name: dict[str, int] = {}
+    bit = 1 << n_a
+    for n in names:
+        bit >>= 1
+        by_name[n] = by_name.get(n, 0) | bit
+    rows: list[int] = []
+    for e in expected:
+        row = by_name.get(e.tool, 0)
+        spec = e.args
+        if row and spec is not None:  # only this tool's calls have their arguments read
+            for j, c in enumerate(calls):
+                if c.name == e.tool and not (
+                    args_subset(spec, c.arguments)
+                    if args_match == "subset"
+                    else args_equal(spec, {} if c.arguments is None else c.arguments)
+                ):
+                    row &= ~(1 << (n_a - 1 - j))
+        rows.append(row)
+    matched: set[int] = set()
+    used = 0
+    for i, j in lcs_mask_pairs(rows, n_a):
+        matched.add(i)
+        used |= 1 << (n_a - 1 - j)
+    out_of_order: list[str] = []
+    args_mismatch: list[str] = []
+    missing: list[str] = []
+    for i, e in enumerate(expected):
+        if i in matched:
+            continue
+        missing.append(e.tool)
+        row = rows[i]
+        if row & ~used:  # a matching call exists that the alignment could not use
+            out_of_order.append(e.tool)
+        elif not row and e.tool in by_name:
+            args_mismatch.append(e.tool)
+    repeated = tuple([n for n, calls_of in by_name.items() if calls_of & (calls_of - 1)])
+    raw = len(matched) / n_e
+    if not allow_repeated and repeated:
+        raw = max(0.0, raw - 0.1 * len(repeated))
+    return Comparison(
+        min(1.0, max(0.0, raw)),
+        len(matched),
+        n_e,
+        n_a,
+        tuple(missing),
+        tuple([n for n in names if n not in expected_names]),
+        tuple(out_of_order),
+        tuple(args_mismatch),
+        repeated,
     )

@@ -28,6 +28,7 @@ __all__ = [
     "greedy_relaxed_pairs",
     "js_json",
     "js_round2",
+    "lcs_mask_pairs",
     "lcs_pairs",
     "mastra_round2",
     "mastra_tool_args",
@@ -45,6 +46,8 @@ def args_equal(a: Any, b: Any) -> bool:
     element by element; numbers compare by value (`1 == 1.0`, as JSON has one number type); a
     boolean equals only a boolean, so `true` never matches `1` the way Python's `==` would.
     """
+    if type(a) is str and type(b) is str:  # the commonest values, decided as below
+        return a == b
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a is b
     if isinstance(a, int | float) and isinstance(b, int | float):
@@ -71,9 +74,12 @@ def args_subset(spec: Mapping[str, Any], actual: Any) -> bool:
     """
     if actual is None:
         actual = {}
-    if not isinstance(actual, Mapping):
+    elif type(actual) is not dict and not isinstance(actual, Mapping):
         return not spec
-    return all(k in actual and args_equal(v, actual[k]) for k, v in spec.items())
+    for k, v in spec.items():  # a loop, not all() over a generator: a spec has a key or two
+        if k not in actual or not args_equal(v, actual[k]):
+            return False
+    return True
 
 
 def mastra_tool_args(arguments: Any) -> Any:
@@ -159,6 +165,46 @@ def lcs_pairs(match: MatchMatrix, n_actual: int) -> list[tuple[int, int]]:
             j += 1
         elif best[i][j + 1] == best[i][j]:
             j += 1
+        else:
+            i += 1
+    return pairs
+
+
+def lcs_mask_pairs(rows: Sequence[int], n_actual: int) -> list[tuple[int, int]]:
+    """`lcs_pairs` of the matrix whose row i has call j's match in bit `n_actual - 1 - j` of
+    `rows[i]`: the same pairs, in a few integer operations per expected step.
+
+    The suffix table `best[i][j]` is held a row per integer (the bit-parallel LCS of Allison
+    and Dix over the calls reversed: a row's zero bits mark where `best` steps up), so
+    `best[i][j]` is a popcount, and the walk from (0, 0) takes exactly `lcs_pairs`' steps. It
+    stops once nothing is left to match. Filling the table cell by cell in Python was most of
+    scoring a trajectory against three expected steps.
+    """
+    n = len(rows)
+    full = (1 << n_actual) - 1
+    steps = [0] * (n + 1)  # steps[i]: bit n_actual-1-j set where best[i][j] > best[i][j+1]
+    v = full
+    for i in range(n - 1, -1, -1):
+        u = v & rows[i]
+        v = ((v + u) | (v - u)) & full
+        steps[i] = full ^ v
+    pairs: list[tuple[int, int]] = []
+    i = j = 0
+    low = full  # the bits of calls j.. : best[i][j] = (steps[i] & low).bit_count()
+    while i < n and j < n_actual:
+        here = steps[i]
+        best = (here & low).bit_count()
+        if not best:
+            break
+        rest = low >> 1
+        if rows[i] & (rest + 1) and best == (steps[i + 1] & rest).bit_count() + 1:
+            pairs.append((i, j))
+            i += 1
+            j += 1
+            low = rest
+        elif (here & rest).bit_count() == best:
+            j += 1
+            low = rest
         else:
             i += 1
     return pairs

@@ -12,17 +12,19 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import field
-from typing import Any, ClassVar, Literal, Self, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
 
 from tracescore import semconv
 from tracescore.model import record
 from tracescore.model.score import Score
-from tracescore.model.trajectory import READINGS, AgentStep, Reading, ToolCall, Trajectory
+from tracescore.model.trajectory import READINGS, Reading, Trajectory
+from tracescore.scorers._calls import CallPolicy, select_calls
 
 __all__ = [
     "DIGEST_VERSION",
+    "Assessed",
     "CallPolicy",
     "Outcome",
     "ScorerBase",
@@ -32,51 +34,8 @@ __all__ = [
 
 DIGEST_VERSION = "scorer-v1"
 
-# Which tool calls a scorer counts. `clean`: only clean executions (status ok).
-# `attempted`: every call the agent made, ok, errored or paused (Mastra's rule).
-CallPolicy: TypeAlias = Literal["clean", "attempted"]
-
-
-def select_calls(
-    trajectory: Trajectory, policy: CallPolicy, include_subagents: bool = False
-) -> tuple[ToolCall, ...]:
-    """The trajectory's tool calls that count under `policy`, in trajectory order (the step
-    objects themselves); with `include_subagents`, the sub-agents' calls too."""
-    global _last_run  # a one-entry memo, see below
-    memo = _last_run
-    if memo is None or memo[0] is not trajectory:
-        memo = _last_run = (trajectory, [None, None, None, None])
-    slots = memo[1]
-    slot = 2 * include_subagents + (policy == "clean")
-    calls = slots[slot]
-    if calls is None:
-        # The slots another answer derives from are read here rather than asked again: a
-        # call costs more than the rest of a memo hit.
-        if policy == "clean":
-            every = slots[slot - 1]
-            if every is None:
-                every = select_calls(trajectory, "attempted", include_subagents)
-            calls = tuple([c for c in every if c.status == "ok"])
-        elif include_subagents and AgentStep not in map(type, trajectory.steps):
-            # No sub-agents: the same calls. (Steps are exactly ToolCall, ModelCall or
-            # AgentStep, so the type test is isinstance's, looped in C.)
-            calls = slots[0]
-            if calls is None:
-                calls = select_calls(trajectory, policy)
-        elif include_subagents:
-            calls = trajectory.tool_calls(include_subagents=True)
-        else:  # `trajectory.tool_calls()`, without the call (and the type test as above)
-            calls = tuple([s for s in trajectory.steps if type(s) is ToolCall])
-        slots[slot] = calls
-    return calls
-
-
-# The calls of the last run asked about, in a slot per (include_subagents, policy): the
-# scorers of a scenario, and then the run's metrics, ask about the same run one after another,
-# and walking its steps was a third of a simple check's cost. Keyed by identity: runs are
-# immutable records. Threads may race on it harmlessly (a lost entry is only computed again).
-_last_run: tuple[Trajectory, list[tuple[ToolCall, ...] | None]] | None = None
-
+# An Outcome's (value, explanation, passed, details), as a scorer's `assessor` returns it.
+Assessed: TypeAlias = tuple[float | None, str, bool | None, dict[str, Any]]
 
 class Threshold(BaseModel):
     """`{min: x}`, `{max: x}`, both, or a bare number meaning min; bounds in [0, 1]."""
@@ -210,8 +169,39 @@ class ScorerBase(BaseModel):
 
         A scorer may return a function with its config read once: a field of a pydantic
         model is read through its `__getattr__` hook, several times slower than a local.
+        Here `finish`'s constants are read once (`bound_finish`), unless a subclass has its
+        own `score` or `finish`.
         """
-        return self.score
+        kind = type(self)
+        if kind.score is not ScorerBase.score or kind.finish is not ScorerBase.finish:
+            return self.score
+        evaluate, finish = self.evaluate, self.bound_finish()
+        error_score, digest = self.error_score, self.digest()
+
+        def score(trajectory: Trajectory) -> Score:
+            try:
+                o = evaluate(trajectory)
+            except Exception as exc:  # a scorer bug must not take the pipeline down
+                return error_score(f"{type(exc).__name__}: {exc}", digest)
+            return finish(o.value, o.explanation, o.passed, dict(o.details), digest, o.label)
+
+        return score
+
+    def bound_assessed(
+        self, assess: Callable[[Trajectory], Assessed]
+    ) -> Callable[[Trajectory], Score]:
+        """A bound `score` from `assess`, which returns what `evaluate`'s Outcome would hold
+        (no label), its details built for this score alone: they are kept, not copied."""
+        finish, error_score, digest = self.bound_finish(), self.error_score, self.digest()
+
+        def score(trajectory: Trajectory) -> Score:
+            try:
+                value, explanation, passed, details = assess(trajectory)
+            except Exception as exc:  # a scorer bug must not take the pipeline down
+                return error_score(f"{type(exc).__name__}: {exc}", digest)
+            return finish(value, explanation, passed, details, digest)
+
+        return score
 
     def error_score(self, error: str, digest: str | None = None) -> Score:
         """The score of a run this scorer failed on."""
@@ -266,33 +256,46 @@ class ScorerBase(BaseModel):
 
     def finish(self, outcome: Outcome, digest: str) -> Score:
         """Apply the threshold and label rules to an outcome."""
-        value = outcome.value
-        if value is not None:
-            value = float(value)
-            if not 0.0 <= value <= 1.0:  # also NaN, which becomes 0.0
-                value = min(1.0, max(0.0, value))
-        if value is None:
-            passed: bool | None = None
-        elif self.threshold is not None:
-            passed = self.threshold.check(value)
-        elif outcome.passed is not None:
-            passed = outcome.passed
-        else:
-            passed = value == 1.0
-        label = outcome.label
-        if label is None and passed is not None:
-            label = semconv.LABEL_PASS if passed else semconv.LABEL_FAIL
-        # Positional, in field order (name, type, value, passed, explanation, digest, label,
-        # details): this runs for every score of every run, and keyword arguments cost about
-        # as much as the rest of building the Score. `self.name or self.type` is `score_name`
-        # without the property call.
-        return Score(
-            self.name or self.type,
-            self.type,
-            value,
-            passed,
+        return self.bound_finish()(
+            outcome.value,
             outcome.explanation,
-            digest,
-            label,
+            outcome.passed,
             dict(outcome.details),
+            digest,
+            outcome.label,
         )
+
+    def bound_finish(self) -> Callable[..., Score]:
+        """`finish` as a function of an Outcome's fields (`value, explanation, passed, details,
+        digest, label=None`), with the scorer's name, type and threshold read once: this runs
+        for every score of every run."""
+        name, kind, threshold = self.name or self.type, self.type, self.threshold
+        check = None if threshold is None else threshold.check
+        pass_label, fail_label = semconv.LABEL_PASS, semconv.LABEL_FAIL
+
+        def finish(
+            value: float | None,
+            explanation: str,
+            passed: bool | None,
+            details: dict[str, Any],
+            digest: str,
+            label: str | None = None,
+        ) -> Score:
+            if value is None:
+                passed = None
+            else:
+                value = float(value)
+                if not 0.0 <= value <= 1.0:  # also NaN, which becomes 0.0
+                    value = min(1.0, max(0.0, value))
+                if check is not None:
+                    passed = check(value)
+                elif passed is None:
+                    passed = value == 1.0
+            if label is None and passed is not None:
+                label = pass_label if passed else fail_label
+            # Positional, in field order (name, type, value, passed, explanation, digest,
+            # label, details): keyword arguments cost about as much as the rest of building
+            # the Score.
+            return Score(name, kind, value, passed, explanation, digest, label, details)
+
+        return finish

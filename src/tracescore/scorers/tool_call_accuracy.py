@@ -29,15 +29,17 @@ both at once (Mastra silently ignores `expected_tool` then), and an empty order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from pydantic import model_validator
 
 from tracescore.errors import ScorerError
+from tracescore.model.score import Score
 from tracescore.model.trajectory import Reading, Trajectory
+from tracescore.scorers._calls import call_names
 from tracescore.scorers._common import ExpectationScorer, ToolName, uncounted_note
-from tracescore.scorers.base import Outcome
+from tracescore.scorers.base import Assessed, Outcome
 
 __all__ = ["ToolCallAccuracy"]
 
@@ -108,53 +110,66 @@ class ToolCallAccuracy(ExpectationScorer):
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """1 when the expected tool (or order) is found among the counted calls, else 0."""
-        if self.mastra and (
-            not trajectory.input or not (trajectory.output or trajectory.tool_calls())
-        ):
-            missing = "input" if not trajectory.input else "final text or tool call"
-            raise ScorerError(
-                "input and output messages cannot be null or empty (compat mastra: Mastra "
-                f"1.10.2 throws for a run without a user message or an assistant message; "
-                f"this run has no {missing})"
-            )
-        calls = self.counted(trajectory)
-        actual = [c.name for c in calls]
-        order = self.expected_tool_order
-        tool = self.expected_tool
-        correct_tool = tool is not None and (
-            actual == [tool] if self.strict_mode else tool in actual
+        return Outcome(*self.assessor()(trajectory))
+
+    def bound_score(self) -> Callable[[Trajectory], Score]:
+        """`score` with the config read once (see `assessor`)."""
+        return self.bound_assessed(self.assessor())
+
+    def assessor(self) -> Callable[[Trajectory], Assessed]:
+        """`evaluate`'s Outcome as a tuple, from a function with the config read once."""
+        mastra, strict, counted, scorer = self.mastra, self.strict_mode, self.counted, self
+        order, tool, order_ok_of = self.expected_tool_order, self.expected_tool, self._order_ok
+        mode = (
+            "the exact sequence"
+            if strict
+            else ("first calls in order" if mastra else "in order, others between")
         )
-        order_ok = None if order is None else self._order_ok(actual, order)
-        details = {
-            "expected_tool": tool,
-            "expected_tool_order": None if order is None else list(order),
-            "strict_mode": self.strict_mode,
-            "actual_tools": actual,
-            "has_tool_calls": bool(actual),
-            "correct_tool_called": correct_tool,
-            "correct_order_called": order_ok,
-        }
-        seen = ", ".join(actual) or "none"
-        if order is not None:
-            mode = (
-                "the exact sequence"
-                if self.strict_mode
-                else ("first calls in order" if self.mastra else "in order, others between")
-            )
-            verdict = "followed" if order_ok else "not followed"
-            explanation = f"expected order {' -> '.join(order)} ({mode}) {verdict}; calls: {seen}"
-            value = 1.0 if order_ok and actual else 0.0
-        elif self.strict_mode:
-            if correct_tool:
-                explanation = f"'{tool}' was the only call"
+        wanted = None if order is None else " -> ".join(order)
+
+        def assess(trajectory: Trajectory) -> Assessed:
+            if mastra and (
+                not trajectory.input or not (trajectory.output or trajectory.tool_calls())
+            ):
+                missing = "input" if not trajectory.input else "final text or tool call"
+                raise ScorerError(
+                    "input and output messages cannot be null or empty (compat mastra: Mastra "
+                    f"1.10.2 throws for a run without a user message or an assistant message; "
+                    f"this run has no {missing})"
+                )
+            calls = counted(trajectory)
+            actual = list(call_names(calls))
+            correct_tool = tool is not None and (actual == [tool] if strict else tool in actual)
+            order_ok = None if order is None else order_ok_of(actual, order)
+            details = {
+                "expected_tool": tool,
+                "expected_tool_order": None if order is None else list(order),
+                "strict_mode": strict,
+                "actual_tools": actual,
+                "has_tool_calls": bool(actual),
+                "correct_tool_called": correct_tool,
+                "correct_order_called": order_ok,
+            }
+            seen = ", ".join(actual) or "none"
+            if order is not None:
+                verdict = "followed" if order_ok else "not followed"
+                explanation = f"expected order {wanted} ({mode}) {verdict}; calls: {seen}"
+                value = 1.0 if order_ok and actual else 0.0
+            elif strict:
+                if correct_tool:
+                    explanation = f"'{tool}' was the only call"
+                else:
+                    explanation = (
+                        f"strict mode: expected exactly one call, to '{tool}'; calls: {seen}"
+                    )
+                value = 1.0 if correct_tool else 0.0
             else:
-                explanation = f"strict mode: expected exactly one call, to '{tool}'; calls: {seen}"
-            value = 1.0 if correct_tool else 0.0
-        else:
-            verdict = "was called" if correct_tool else "was not called"
-            explanation = f"expected tool '{tool}' {verdict}; calls: {seen}"
-            value = 1.0 if correct_tool else 0.0
-        note = uncounted_note(trajectory, calls, self)
-        if note:
-            explanation += f"; {note}"
-        return Outcome(value=value, explanation=explanation, details=details)
+                verdict = "was called" if correct_tool else "was not called"
+                explanation = f"expected tool '{tool}' {verdict}; calls: {seen}"
+                value = 1.0 if correct_tool else 0.0
+            note = uncounted_note(trajectory, calls, scorer)
+            if note:
+                explanation += f"; {note}"
+            return value, explanation, None, details
+
+        return assess

@@ -20,16 +20,18 @@ spec list for a tool, and a scorer with neither expected tools nor argument spec
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from tracescore.model.score import Score
 from tracescore.model.trajectory import Reading, Trajectory
+from tracescore.scorers._calls import call_names
 from tracescore.scorers._common import ToolName, ToolScorer, subagent_tool_calls
 from tracescore.scorers._matching import args_subset
-from tracescore.scorers.base import Outcome, select_calls
+from tracescore.scorers.base import Assessed, Outcome, select_calls
 
 __all__ = ["ToolCalls"]
 
@@ -110,63 +112,87 @@ class ToolCalls(ToolScorer):
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """Count satisfied checks over the counted executions; see the module docstring."""
-        # `trajectory.tool_calls(...)`, from the run's memo (only its emptiness is read).
-        executions = select_calls(trajectory, "attempted", self.include_subagents)
-        counted = self.counted(trajectory)
-        counted_names = {c.name for c in counted if c.name}
+        return Outcome(*self.assessor()(trajectory))
+
+    def bound_score(self) -> Callable[[Trajectory], Score]:
+        """`score` with the config read once (see `assessor`)."""
+        return self.bound_assessed(self.assessor())
+
+    def assessor(self) -> Callable[[Trajectory], Assessed]:
+        """`evaluate`'s Outcome as a tuple, from a function with the config read once: the
+        checks' names and reasons are written here, per run only what the run decides."""
         kind = "clean" if self.calls == "clean" else "attempted"
-        checks = satisfied = 0
-        notes: list[str] = []
-        found: list[str] = []
-        missing: list[str] = []
-        unmatched: list[dict[str, Any]] = []
-        for name in self.expected_tools:
-            checks += 1
-            if name in counted_names:
-                satisfied += 1
-                found.append(name)
-            else:
-                missing.append(name)
-                notes.append(f"expected tool '{name}' has no {kind} execution")
-        for tool, specs in (self.arguments or {}).items():
-            candidates = [c.arguments for c in counted if c.name == tool]
-            for spec in specs:
-                checks += 1
+        sub, counted, allow_additional = self.include_subagents, self.counted, self.allow_additional
+        tools = [(n, f"expected tool '{n}' has no {kind} execution") for n in self.expected_tools]
+        specs = [
+            (
+                tool,
+                spec,
+                f"{tool} {spec!r}",
+                f"no {kind} '{tool}' execution matches arguments {spec!r}",
+            )
+            for tool, tool_specs in (self.arguments or {}).items()
+            for spec in tool_specs
+        ]
+        allowed = frozenset(self.expected_tools) | frozenset(self.arguments or ())
+        checks = len(tools) + len(specs)
+
+        def assess(trajectory: Trajectory) -> Assessed:
+            calls = counted(trajectory)
+            counted_names = set(call_names(calls))
+            counted_names.discard("")
+            satisfied = 0
+            notes: list[str] = []
+            found: list[str] = []
+            missing: list[str] = []
+            unmatched: list[dict[str, Any]] = []
+            for name, note in tools:
+                if name in counted_names:
+                    satisfied += 1
+                    found.append(name)
+                else:
+                    missing.append(name)
+                    notes.append(note)
+            last, candidates = None, []
+            for tool, spec, shown, note in specs:
+                if tool != last:  # a tool's calls' arguments, once for all its specs
+                    last = tool
+                    candidates = [c.arguments for c in calls if c.name == tool]
                 if any(args_subset(spec, args) for args in candidates):
                     satisfied += 1
-                    found.append(f"{tool} {spec!r}")
+                    found.append(shown)
                 else:
                     unmatched.append({"tool": tool, "spec": spec})
-                    notes.append(f"no {kind} '{tool}' execution matches arguments {spec!r}")
-        allowed = set(self.expected_tools) | set(self.arguments or ())
-        additional = sorted(n for n in counted_names if n not in allowed)
-        passed = satisfied == checks
-        if not self.allow_additional and additional:
-            passed = False
-            notes.append(f"additional tool calls not allowed: {additional!r}")
-        if not executions:
-            notes.insert(0, "run has no tool executions")
-        hidden = 0 if self.include_subagents else subagent_tool_calls(trajectory)
-        if hidden:
-            notes.append(
-                f"member tool executions were not inspected: {hidden} sub-agent call(s) "
-                "(set include_subagents: true to count them)"
-            )
-        reason = "; ".join(notes) or None
-        explanation = f"{satisfied}/{checks} checks satisfied"
-        if found:
-            explanation += f"; satisfied: {', '.join(found)}"
-        if reason:
-            explanation += f"; {reason}"
-        details = {
-            "checks": checks,
-            "satisfied": satisfied,
-            "missing": missing,
-            "unmatched_arguments": unmatched,
-            "additional": additional,
-            "counted_tools": sorted(counted_names),
-            "reason": reason,
-        }
-        return Outcome(
-            value=satisfied / checks, explanation=explanation, passed=passed, details=details
-        )
+                    notes.append(note)
+            additional = sorted(counted_names - allowed)
+            passed = satisfied == checks
+            if not allow_additional and additional:
+                passed = False
+                notes.append(f"additional tool calls not allowed: {additional!r}")
+            # `trajectory.tool_calls(...)`, from the run's memo (only its emptiness is read).
+            if not select_calls(trajectory, "attempted", sub):
+                notes.insert(0, "run has no tool executions")
+            hidden = 0 if sub else subagent_tool_calls(trajectory)
+            if hidden:
+                notes.append(
+                    f"member tool executions were not inspected: {hidden} sub-agent call(s) "
+                    "(set include_subagents: true to count them)"
+                )
+            reason = "; ".join(notes) or None
+            explanation = f"{satisfied}/{checks} checks satisfied"
+            if found:
+                explanation += f"; satisfied: {', '.join(found)}"
+            if reason:
+                explanation += f"; {reason}"
+            details = {
+                "checks": checks,
+                "satisfied": satisfied,
+                "missing": missing,
+                "unmatched_arguments": unmatched,
+                "additional": additional,
+                "counted_tools": sorted(counted_names),
+                "reason": reason,
+            }
+            return satisfied / checks, explanation, passed, details
+
+        return assess

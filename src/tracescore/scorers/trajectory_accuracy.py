@@ -23,14 +23,17 @@ a real failure. Sub-agents' calls count only with `include_subagents: true`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from tracescore.model.score import Score
 from tracescore.model.trajectory import Trajectory
+from tracescore.scorers._calls import call_names
 from tracescore.scorers._common import ExpectationScorer, ToolName, uncounted_note
-from tracescore.scorers._compare import ArgsMatch, Expected, Ordering, compare_steps
-from tracescore.scorers.base import Outcome
+from tracescore.scorers._compare import ArgsMatch, Expected, Ordering, compare_named
+from tracescore.scorers.base import Assessed, Outcome
 
 __all__ = ["StepSpec", "TrajectoryAccuracy", "expectations", "prepare"]
 
@@ -82,30 +85,42 @@ class TrajectoryAccuracy(ExpectationScorer):
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """Compare the counted calls with `steps`; the explanation lists what did not match."""
+        return Outcome(*self.assessor()(trajectory))
+
+    def bound_score(self) -> Callable[[Trajectory], Score]:
+        """`score` with the config read once (see `assessor`)."""
+        return self.bound_assessed(self.assessor())
+
+    def assessor(self) -> Callable[[Trajectory], Assessed]:
+        """`evaluate`'s Outcome as a tuple, from a function with the config read once."""
         expected = expectations(self)
-        calls = self.counted(trajectory)
-        result = compare_steps(
-            calls,
-            expected,
-            ordering=self.ordering,
-            allow_repeated=self.allow_repeated_steps,
-            args_match=self.args_match,
-            mastra=self.mastra,
-        )
-        if not expected:
-            explanation = (
-                "expected no tool calls and none were counted"
-                if not calls
-                else f"expected no tool calls; counted: {', '.join(c.name for c in calls)}"
+        tools = [e.tool for e in expected]
+        expected_names = frozenset(tools)
+        ordering, allow_repeated = self.ordering, self.allow_repeated_steps
+        args_match, mastra = self.args_match, self.mastra
+        counted, scorer = self.counted, self
+        lead = f"{ordering} ordering: "
+
+        def assess(trajectory: Trajectory) -> Assessed:
+            calls = counted(trajectory)
+            names = call_names(calls)
+            result = compare_named(
+                calls, names, expected, expected_names, ordering, allow_repeated, args_match, mastra
             )
-        else:
-            explanation = f"{self.ordering} ordering: " + result.summary(
-                mastra=self.mastra, allow_repeated=self.allow_repeated_steps
-            )
-        note = uncounted_note(trajectory, calls, self)
-        if note:
-            explanation += f" {note}."
-        details = result.details()
-        details["actual_step_names"] = [c.name for c in calls]
-        details["expected_step_names"] = [e.tool for e in expected]
-        return Outcome(value=result.score, explanation=explanation, details=details)
+            if not expected:
+                explanation = (
+                    "expected no tool calls and none were counted"
+                    if not calls
+                    else f"expected no tool calls; counted: {', '.join(names)}"
+                )
+            else:
+                explanation = lead + result.summary(mastra=mastra, allow_repeated=allow_repeated)
+            note = uncounted_note(trajectory, calls, scorer)
+            if note:
+                explanation += f" {note}."
+            details = result.details()
+            details["actual_step_names"] = list(names)
+            details["expected_step_names"] = tools.copy()
+            return result.score, explanation, None, details
+
+        return assess

@@ -1,0 +1,72 @@
+"""Which of a run's tool calls a scorer counts (`select_calls`), and their names, memoized
+per run: the scorers of a scenario, and then the run's metrics, ask about the same run one
+after another."""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+from tracescore.model.trajectory import AgentStep, ToolCall, Trajectory
+
+__all__ = ["CallPolicy", "call_names", "select_calls"]
+
+# Which tool calls a scorer counts. `clean`: only clean executions (status ok).
+# `attempted`: every call the agent made, ok, errored or paused (Mastra's rule).
+CallPolicy: TypeAlias = Literal["clean", "attempted"]
+
+
+def select_calls(
+    trajectory: Trajectory, policy: CallPolicy, include_subagents: bool = False
+) -> tuple[ToolCall, ...]:
+    """The trajectory's tool calls that count under `policy`, in trajectory order (the step
+    objects themselves); with `include_subagents`, the sub-agents' calls too."""
+    global _last_run  # a one-entry memo, see below
+    memo = _last_run
+    if memo is None or memo[0] is not trajectory:
+        memo = _last_run = (trajectory, [None, None, None, None])
+    slots = memo[1]
+    slot = 2 * include_subagents + (policy == "clean")
+    calls = slots[slot]
+    if calls is None:
+        # The slots another answer derives from are read here rather than asked again: a
+        # call costs more than the rest of a memo hit.
+        if policy == "clean":
+            every = slots[slot - 1]
+            if every is None:
+                every = select_calls(trajectory, "attempted", include_subagents)
+            calls = tuple([c for c in every if c.status == "ok"])
+        elif include_subagents and AgentStep not in map(type, trajectory.steps):
+            # No sub-agents: the same calls. (Steps are exactly ToolCall, ModelCall or
+            # AgentStep, so the type test is isinstance's, looped in C.)
+            calls = slots[0]
+            if calls is None:
+                calls = select_calls(trajectory, policy)
+        elif include_subagents:
+            calls = trajectory.tool_calls(include_subagents=True)
+        else:  # `trajectory.tool_calls()`, without the call (and the type test as above)
+            calls = tuple([s for s in trajectory.steps if type(s) is ToolCall])
+        slots[slot] = calls
+    return calls
+
+
+# The calls of the last run asked about, in a slot per (include_subagents, policy): the
+# scorers of a scenario, and then the run's metrics, ask about the same run one after another,
+# and walking its steps was a third of a simple check's cost. Keyed by identity: runs are
+# immutable records. Threads may race on it harmlessly (a lost entry is only computed again).
+_last_run: tuple[Trajectory, list[tuple[ToolCall, ...] | None]] | None = None
+
+
+def call_names(calls: tuple[ToolCall, ...]) -> tuple[str, ...]:
+    """The names of `calls`, in order. Remembered for the last tuple asked about: the scorers
+    of a scenario read the names of the same counted calls (`select_calls`' tuples) one after
+    another, and a memo hit costs a fifth of listing seven names again."""
+    global _last_names
+    memo = _last_names
+    if memo is not None and memo[0] is calls:
+        return memo[1]
+    names = tuple([c.name for c in calls])
+    _last_names = (calls, names)  # the tuple is kept, so its id is not reused meanwhile
+    return names
+
+
+_last_names: tuple[tuple[ToolCall, ...], tuple[str, ...]] | None = None
