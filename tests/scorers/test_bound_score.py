@@ -1,9 +1,10 @@
 """`bound_score()`, which scenario plans score with, against `score` and `evaluate` + `finish`.
 
 The checks' bound scorers read their config once, and decide once what their threshold makes
-of 1 and 0 (`bound_binary_score`); these tests give every check many runs (clean, errored,
-paused, sub-agent calls, a result that cannot be read), with and without thresholds (one that
-passes 0 too), and compare scores field by field.
+of 1 and 0 (`bound_binary_score`); the matching scorers' read theirs once too (`assessor`,
+`bound_finish`). These tests give every such scorer many runs (clean, errored, paused,
+sub-agent calls, arguments, a result that cannot be read), with and without thresholds (one
+that passes 0 too), and compare scores field by field.
 """
 
 from __future__ import annotations
@@ -33,6 +34,38 @@ CONFIGS: list[dict[str, Any]] = [
     {"type": "no_tool_errors", "threshold": 1.0, "include_subagents": True},
     {"type": "no_tool_errors", "compat": "mastra"},
     {"type": "output_includes", "text": "done"},
+    {
+        "type": "tool_calls",
+        "expected_tools": ["lookup", "refund"],
+        "arguments": {"lookup": [{"id": 1}, {"id": 2}], "refund": {"id": 1}},
+        "allow_additional": False,
+    },
+    {
+        "type": "tool_calls",
+        "expected_tools": ["lookup"],
+        "include_subagents": True,
+        "threshold": 0.5,
+    },
+    {
+        "type": "trajectory_accuracy",
+        "steps": [{"tool": "lookup"}, {"tool": "refund", "args": {"id": 1}}],
+    },
+    {
+        "type": "trajectory_accuracy",
+        "steps": [{"tool": "lookup"}, {"tool": "delete"}],
+        "ordering": "strict",
+        "allow_repeated_steps": False,
+    },
+    {"type": "trajectory_accuracy", "steps": [{"tool": "refund"}], "ordering": "unordered"},
+    {"type": "trajectory_accuracy", "steps": [], "compat": "mastra", "threshold": 1.0},
+    {"type": "tool_call_accuracy", "expected_tool": "lookup"},
+    {
+        "type": "tool_call_accuracy",
+        "expected_tool_order": ["lookup", "refund"],
+        "strict_mode": True,
+        "threshold": {"max": 0.5},
+    },
+    {"type": "tool_call_accuracy", "expected_tool": "lookup", "compat": "mastra"},
 ]
 
 
@@ -45,6 +78,8 @@ def _runs() -> list[Trajectory]:
         call("lookup", result={"error": "boom"}),
         call("refund", result=UnreadableResult()),
         agent("helper", call("lookup"), call("delete", status="error")),
+        call("lookup", {"id": 1}),
+        call("refund", {"id": 1}, status="error"),
     ]
     runs = [run()]
     for size in (1, 2, 3):

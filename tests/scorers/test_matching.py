@@ -18,6 +18,7 @@ from tracescore.scorers._matching import (
     greedy_relaxed_pairs,
     js_json,
     js_round2,
+    lcs_mask_pairs,
     lcs_pairs,
     mastra_round2,
     max_matching_pairs,
@@ -142,3 +143,25 @@ def test_maximum_matching_uses_each_call_once_and_is_never_worse_than_first_fit(
     assert all(m[i][j] for i, j in pairs)
     assert len({j for _, j in pairs}) == len(pairs) == len({i for i, _ in pairs})
     assert len(pairs) >= len(first_fit_pairs(m, 4))
+
+
+def _masks(m: list[list[bool]], n_actual: int) -> list[int]:
+    return [sum(1 << (n_actual - 1 - j) for j in range(n_actual) if row[j]) for row in m]
+
+
+def test_lcs_on_bit_masks_gives_the_pairs_of_the_table_for_every_small_matrix() -> None:
+    # Every matrix up to 3 expected steps x 4 calls: the same pairs, ties broken alike.
+    for n, n_actual in itertools.product(range(4), range(5)):
+        for cells in itertools.product([False, True], repeat=n * n_actual):
+            m = [list(cells[i * n_actual : (i + 1) * n_actual]) for i in range(n)]
+            assert lcs_mask_pairs(_masks(m, n_actual), n_actual) == lcs_pairs(m, n_actual), m
+
+
+@given(
+    st.integers(0, 30).flatmap(
+        lambda n: st.lists(st.lists(st.booleans(), min_size=n, max_size=n), max_size=8)
+    )
+)
+def test_lcs_on_bit_masks_gives_the_pairs_of_the_table(m: list[list[bool]]) -> None:
+    n_actual = len(m[0]) if m else 0
+    assert lcs_mask_pairs(_masks(m, n_actual), n_actual) == lcs_pairs(m, n_actual)

@@ -178,7 +178,23 @@ def compare_named(
         return Comparison(1.0 if n_a == 0 else 0.0, 0, 0, n_a, extra=tuple(names))
     if ordering == "relaxed" and not mastra:
         return _relaxed(calls, names, expected, expected_names, allow_repeated, args_match)
+    return by_matrix(
+        calls, names, expected, expected_names, ordering, allow_repeated, args_match, mastra
+    )
 
+
+def by_matrix(
+    calls: Sequence[ToolCall],
+    names: Sequence[str],
+    expected: Sequence[Expected],
+    expected_names: Set[str],
+    ordering: Ordering,
+    allow_repeated: bool,
+    args_match: ArgsMatch,
+    mastra: bool,
+) -> Comparison:
+    """`compare_named` on a match matrix, for every ordering (at least one expected step)."""
+    n_a, n_e = len(names), len(expected)
     counts: dict[str, int] = {}
     for n in names:
         counts[n] = counts.get(n, 0) + 1

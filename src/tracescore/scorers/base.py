@@ -37,6 +37,7 @@ DIGEST_VERSION = "scorer-v1"
 # An Outcome's (value, explanation, passed, details), as a scorer's `assessor` returns it.
 Assessed: TypeAlias = tuple[float | None, str, bool | None, dict[str, Any]]
 
+
 class Threshold(BaseModel):
     """`{min: x}`, `{max: x}`, both, or a bare number meaning min; bounds in [0, 1]."""
 
