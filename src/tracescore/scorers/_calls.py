@@ -8,7 +8,7 @@ from typing import Literal, TypeAlias
 
 from tracescore.model.trajectory import AgentStep, ToolCall, Trajectory
 
-__all__ = ["CallPolicy", "call_names", "select_calls"]
+__all__ = ["CallPolicy", "call_names", "has_subagents", "select_calls"]
 
 # Which tool calls a scorer counts. `clean`: only clean executions (status ok).
 # `attempted`: every call the agent made, ok, errored or paused (Mastra's rule).
@@ -35,9 +35,8 @@ def select_calls(
             if every is None:
                 every = select_calls(trajectory, "attempted", include_subagents)
             calls = tuple([c for c in every if c.status == "ok"])
-        elif include_subagents and AgentStep not in map(type, trajectory.steps):
-            # No sub-agents: the same calls. (Steps are exactly ToolCall, ModelCall or
-            # AgentStep, so the type test is isinstance's, looped in C.)
+        elif include_subagents and not has_subagents(trajectory):
+            # No sub-agents: the same calls.
             calls = slots[0]
             if calls is None:
                 calls = select_calls(trajectory, policy)
@@ -70,3 +69,20 @@ def call_names(calls: tuple[ToolCall, ...]) -> tuple[str, ...]:
 
 
 _last_names: tuple[tuple[ToolCall, ...], tuple[str, ...]] | None = None
+
+
+def has_subagents(trajectory: Trajectory) -> bool:
+    """Whether the run has a sub-agent step. Remembered for the last run asked about: the
+    scorers that note uncounted sub-agent calls, and then the run's metrics, ask in turn."""
+    global _last_subagents
+    memo = _last_subagents
+    if memo is not None and memo[0] is trajectory:
+        return memo[1]
+    # Steps are exactly ToolCall, ModelCall, Handoff or AgentStep, so the type test is
+    # isinstance's, looped in C.
+    found = AgentStep in map(type, trajectory.steps)
+    _last_subagents = (trajectory, found)
+    return found
+
+
+_last_subagents: tuple[Trajectory, bool] | None = None

@@ -35,6 +35,7 @@ from tracescore.model.trajectory import (
     ToolCall,
     Trajectory,
 )
+from tracescore.scorers._calls import has_subagents
 from tracescore.scorers.base import CallPolicy, ScorerBase, select_calls
 
 __all__ = [
@@ -150,7 +151,7 @@ def names(calls: Iterable[ToolCall]) -> str:
 
 def subagent_tool_calls(trajectory: Trajectory) -> int:
     """How many tool calls sub-agents made (at any depth) that the run's own list leaves out."""
-    if AgentStep not in map(type, trajectory.steps):  # no sub-agent: no walk (see select_calls)
+    if not has_subagents(trajectory):  # no walk
         return 0
 
     def walk(steps: tuple[Step, ...], inside: bool) -> int:
@@ -179,8 +180,12 @@ def uncounted_note(
     memo = _last_note
     if memo is not None and memo[0] is counted and memo[1] is every:
         return memo[2]
-    kept = {id(c) for c in counted}
-    left = [f"{c.name} ({c.status})" for c in every if id(c) not in kept]
+    if counted is select_calls(trajectory, "clean", scorer.include_subagents):
+        # The clean ones of `every`, the same objects: the rest are those not ok.
+        left = [f"{c.name} ({c.status})" for c in every if c.status != "ok"]
+    else:
+        kept = {id(c) for c in counted}
+        left = [f"{c.name} ({c.status})" for c in every if id(c) not in kept]
     note = f"not counted (calls: clean): {', '.join(left)}"
     _last_note = (counted, every, note)
     return note

@@ -84,13 +84,12 @@ class Comparison:
     def summary(self, *, mastra: bool, allow_repeated: bool = True) -> str:
         """Mastra's accuracy sentence; tracescore adds argument mismatches and penalised repeats."""
         parts = [f"{self.matched}/{self.total_expected} expected steps matched."]
-        for label, names in (
-            ("missing", self.missing),
-            ("extra", self.extra),
-            ("out of order", self.out_of_order),
-        ):
-            if names:
-                parts.append(f"{label}: {', '.join(names)}.")
+        if self.missing:
+            parts.append(f"missing: {', '.join(self.missing)}.")
+        if self.extra:
+            parts.append(f"extra: {', '.join(self.extra)}.")
+        if self.out_of_order:
+            parts.append(f"out of order: {', '.join(self.out_of_order)}.")
         if not mastra:
             if self.args_mismatch:
                 parts.append(f"called with other arguments: {', '.join(self.args_mismatch)}.")

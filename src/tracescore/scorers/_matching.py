@@ -193,20 +193,31 @@ def lcs_mask_pairs(rows: Sequence[int], n_actual: int) -> list[tuple[int, int]]:
     i = j = 0
     low = full  # the bits of calls j.. : best[i][j] = (steps[i] & low).bit_count()
     while i < n and j < n_actual:
-        here = steps[i]
-        best = (here & low).bit_count()
-        if not best:
+        here = steps[i] & low
+        if not here:  # best[i][j] == 0: nothing left to match
             break
-        rest = low >> 1
-        if rows[i] & (rest + 1) and best == (steps[i + 1] & rest).bit_count() + 1:
-            pairs.append((i, j))
-            i += 1
-            j += 1
-            low = rest
-        elif (here & rest).bit_count() == best:
-            j += 1
-            low = rest
+        best = here.bit_count()
+        # The table's walk skips calls while `best` holds and no call matches; so jump to
+        # the first matching call, unless `best` drops first (at the call whose bit is the
+        # highest of `here`): then the walk leaves expected step i there.
+        top = here.bit_length() - 1
+        matching = rows[i] & low
+        if matching and matching.bit_length() > top:
+            at = matching.bit_length() - 1
+            j, low = n_actual - 1 - at, (1 << (at + 1)) - 1
+            rest = low >> 1
+            if best == (steps[i + 1] & rest).bit_count() + 1:
+                pairs.append((i, j))
+                i += 1
+                j += 1
+                low = rest
+            elif at != top:  # best[i][j + 1] == best[i][j]
+                j += 1
+                low = rest
+            else:
+                i += 1
         else:
+            j, low = n_actual - 1 - top, (1 << (top + 1)) - 1
             i += 1
     return pairs
 
