@@ -13,7 +13,6 @@ from support.serve_thread import ServeThread
 from tracescore import semconv
 from tracescore.config import parse_config
 from tracescore.pipeline import Pipeline
-from tracescore.pipeline.ticks import TICK_SLICE
 from tracescore.scenarios import evaluate_run
 from tracescore.trajectory import build_trajectories
 
@@ -170,34 +169,3 @@ def test_a_tick_scores_in_slices_and_lets_requests_in_between() -> None:
         assert pipeline.assembler.runs == 0, "one tick scored every run due"
         # The other task ran while runs were still waiting to be scored: the tick yielded.
         assert any(0 < n < len(runs) for n in seen), seen
-
-
-def test_between_slices_the_loop_gets_more_than_one_iteration() -> None:
-    # A grpc.aio server accepts a call only a few loop iterations after the last one: a turn of
-    # one iteration between slices starved it (bench/loop_turns.py). A task that only ever waits
-    # for the next iteration stands in for it here.
-    with OtlpSink() as sink:
-        pipeline = Pipeline(parse_config(_config(sink, "assembly: {decision_wait: 1ms}\n")))
-        runs = [agent_run(agent="shop_agent", seed=i) for i in range(5 * TICK_SLICE)]
-        for run in runs:
-            pipeline.consume(None, request(run.spans).SerializeToString())
-        seen: list[int] = []
-
-        async def go() -> None:
-            await asyncio.sleep(0.01)  # every run is due
-
-            async def chain() -> None:
-                while True:
-                    seen.append(pipeline.assembler.runs)
-                    await asyncio.sleep(0)
-
-            probe = asyncio.create_task(chain())
-            await asyncio.sleep(0)
-            await pipeline._tick()
-            probe.cancel()
-
-        asyncio.run(go())
-        between = [n for n in seen if 0 < n < len(runs)]
-        turns = len(set(between))  # one value of `runs` per turn between two slices
-        assert turns >= 4, seen
-        assert len(between) >= 3 * turns, f"{len(between)} iterations in {turns} turns"

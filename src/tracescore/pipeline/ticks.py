@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from tracescore.assembler import Assembler
 
-__all__ = ["RECEIVER_TURN_S", "TICK_SLICE", "tick_interval", "tick_loop"]
+__all__ = ["TICK_SLICE", "tick_interval", "tick_loop"]
 
 log = logging.getLogger("tracescore.pipeline.service")  # the service's messages, as before
 
@@ -19,12 +19,6 @@ _TICK_MAX_S = 0.25
 # Runs scored between two yields to the event loop: about 5-10 ms of scoring at 0.1-0.2 ms a
 # run, so a request arriving meanwhile waits that long, not a whole tick's scoring.
 TICK_SLICE = 48
-# The loop's turn between two slices: a short sleep, not one iteration (`sleep(0)`). A grpc.aio
-# server accepts one call at a time, each accept a few loop iterations after the last (through
-# grpc's poller thread), so one iteration per slice let it answer about a call per four slices:
-# bench/loop_turns.py, 5 ms slices: 46 calls/s with sleep(0), 347 with a 0.5 ms sleep, slices
-# 192/s -> 176/s; aiohttp, which reads every connection in one iteration, 931 -> 1,702 calls/s.
-RECEIVER_TURN_S = 0.0005
 
 
 def tick_interval(decision_wait: float) -> float:
@@ -61,5 +55,5 @@ async def tick(assembler: Assembler, flush: Callable[[], bool]) -> None:
         if scored < TICK_SLICE:
             break
         flush()
-        await asyncio.sleep(RECEIVER_TURN_S)
+        await asyncio.sleep(0)
     flush()
