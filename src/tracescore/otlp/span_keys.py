@@ -46,14 +46,11 @@ def python_span_has_key(span_bytes: bytes, keys: Iterable[str]) -> bool | None:
                         return None
                     if key in wanted:
                         return True
-            elif kind == 0:
-                _, pos = read_varint(span_bytes, pos)
-            elif kind in (1, 5):
-                pos += 8 if kind == 1 else 4
-            elif kind == 3:
-                pos = skip_group(span_bytes, pos, end, number)
             else:
-                return None
+                skipped = _skip_scalar(span_bytes, pos, end, number, kind)
+                if skipped is None:
+                    return None
+                pos = skipped
             if pos > end:
                 return None
     except WireError:
@@ -79,17 +76,26 @@ def _key_of(buf: bytes, pos: int, end: int) -> bytes | None:
             pos += length
         elif number == 1:
             return None
-        elif kind == 0:
-            _, pos = read_varint(buf, pos)
-        elif kind in (1, 5):
-            pos += 8 if kind == 1 else 4
-        elif kind == 3:
-            pos = skip_group(buf, pos, end, number)
         else:
-            return None
+            skipped = _skip_scalar(buf, pos, end, number, kind)
+            if skipped is None:
+                return None
+            pos = skipped
         if pos > end:
             return None
     return b"" if key is None else key
+
+
+def _skip_scalar(buf: bytes, pos: int, end: int, number: int, kind: int) -> int | None:
+    """Where the field after a tag of wire type `kind` (not 2) ends; None for a wire type that
+    is not read (4, an end of group with no start, or 6-7)."""
+    if kind == 0:
+        return read_varint(buf, pos)[1]
+    if kind == 1 or kind == 5:
+        return pos + (8 if kind == 1 else 4)
+    if kind == 3:
+        return skip_group(buf, pos, end, number)
+    return None
 
 
 _native = extension()
