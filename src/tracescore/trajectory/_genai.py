@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tracescore import semconv
-from tracescore.model.span import SpanRecord, StatusCode
+from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import Deferred
 from tracescore.trajectory._common import error_info, name_suffix
 from tracescore.trajectory._messages import (
@@ -60,8 +60,6 @@ MODEL_USAGE_KEYS: frozenset[str] = frozenset(
 
 NAME = "genai"
 _USAGE_KEYS = MODEL_USAGE_KEYS  # (names bound here: one lookup fewer per span read)
-_ERROR = StatusCode.ERROR
-_ERROR_TYPE = semconv.ERROR_TYPE
 
 
 def _operation_from_name(name: str) -> str | None:
@@ -93,19 +91,11 @@ def read_tool(span: SpanRecord, options: BuildOptions, convention: str) -> SpanV
     """An `execute_tool` span: one execution, with its status."""
     attrs = span.attributes
     limit = options.max_value_chars
-    # `error_info`'s own first test, here: most tool spans did not fail (a call fewer).
-    if span.events or span.status_code == _ERROR or _ERROR_TYPE in attrs:
-        failed, error_type, message = error_info(span)
-    else:
-        failed, error_type, message = False, None, None
+    failed, error_type, message = error_info(span)
     name = attrs.get(semconv.GEN_AI_TOOL_NAME)
     if name.__class__ is not str or not name.isascii():  # ASCII text is read as it is
         name = as_text(name)
-    call_id = attrs.get(semconv.GEN_AI_TOOL_CALL_ID)
-    if call_id.__class__ is str and call_id.isascii():  # `clean_id`'s common case
-        call_id = call_id.strip() or None
-    else:
-        call_id = clean_id(call_id)
+    call_id = clean_id(attrs.get(semconv.GEN_AI_TOOL_CALL_ID))
     view = SpanView(
         "tool",
         convention,
