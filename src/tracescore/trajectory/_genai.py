@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
-from tracescore.model.trajectory import Deferred
 from tracescore.trajectory._common import error_info, name_suffix
 from tracescore.trajectory._messages import (
     calls_since_user,
@@ -108,19 +107,13 @@ def read_tool(span: SpanRecord, options: BuildOptions, convention: str) -> SpanV
     # Arguments and results are parsed when first read (most scorers never read them); the
     # result is parsed now only when it may be an MCP CallToolResult with isError, which makes
     # a failed call even when the span is not.
-    # (`parse_later`'s case of text, the usual one, is inlined: a call fewer for each.)
     raw = attrs.get(semconv.GEN_AI_TOOL_CALL_ARGUMENTS, MISSING)
-    if raw.__class__ is str:
-        view.arguments = Deferred(parse_lenient, raw, limit)
-    elif raw is not MISSING:
+    if raw is not MISSING:
         view.arguments = parse_later(raw, limit)
     raw = attrs.get(semconv.GEN_AI_TOOL_CALL_RESULT, MISSING)
     if raw is not MISSING:
         if failed or (isinstance(raw, str) and not may_be_error_result(raw)):
-            if raw.__class__ is str:
-                view.result = Deferred(parse_lenient, raw, limit)
-            else:
-                view.result = parse_later(raw, limit)
+            view.result = parse_later(raw, limit)
         else:
             result = view.result = parse_lenient(raw, limit)
             if isinstance(result, dict) and response_flags(result)[1]:
