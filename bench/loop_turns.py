@@ -6,13 +6,13 @@
 (`sleep(0)`) between them (pipeline/ticks.py). A grpc.aio server accepts one call at a time,
 and each accept needs a few loop iterations in turn (the request's completion reaches the loop
 through grpc's poller thread), so beside slices it answers about one call per four slices;
-aiohttp reads requests from every connection in the same iteration. This bench puts a
-slice-running task next to a bare gRPC and a bare aiohttp OTLP endpoint (server pinned to CPU
-0) and a 64-call-deep client in another process (CPU 1), and prints requests answered and
-slices run per second for each kind of turn: `sleep(0)`, several of them, short real sleeps.
-In the service neither a 0.5 ms sleep nor four `sleep(0)` per slice raised capacity in
-bench/capacity.py (docs/performance.md): there, a request's own handling, not the accept,
-is what a slice delays.
+aiohttp reads requests from every connection in the same iteration; grpcio's threaded server
+(what the service's gRPC receiver is) accepts on its own threads, and its handler hands the
+request to the loop and waits, as the receiver does. This bench puts a slice-running task next
+to each bare OTLP endpoint (server pinned to CPU 0) and a 64-call-deep client in another
+process (CPU 1), and prints requests answered and slices run per second for each kind of turn:
+`sleep(0)`, several of them, short real sleeps. In the service neither a 0.5 ms sleep nor four
+`sleep(0)` per slice raised grpc.aio's capacity in bench/capacity.py (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ TURNS = {"sleep(0)": (0, 1), "4 x sleep(0)": (0, 4), "sleep 0.2 ms": (0.0002, 1)
 
 async def serve(protocol: str, slice_s: float, turn: str, seconds: float) -> None:
     """One server, a slice-running task beside it; prints calls/s and slices/s."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import grpc
     from aiohttp import web
 
@@ -42,6 +44,17 @@ async def serve(protocol: str, slice_s: float, turn: str, seconds: float) -> Non
         nonlocal answered
         answered += 1
         return b""
+
+    loop = asyncio.get_running_loop()
+
+    async def taken(body: bytes) -> bytes:
+        return b""
+
+    def threaded_export(body: bytes, context: object) -> bytes:
+        nonlocal answered
+        answer = asyncio.run_coroutine_threadsafe(taken(body), loop).result()
+        answered += 1
+        return answer
 
     async def http_export(request: web.Request) -> web.Response:
         nonlocal answered
@@ -59,14 +72,18 @@ async def serve(protocol: str, slice_s: float, turn: str, seconds: float) -> Non
             for _ in range(yields):
                 await asyncio.sleep(pause)
 
-    if protocol == "grpc":
-        server = grpc.aio.server()
+    if protocol in ("grpc", "grpc-threads"):
+        threaded = protocol == "grpc-threads"
+        server = grpc.server(ThreadPoolExecutor(32)) if threaded else grpc.aio.server()
+        method = threaded_export if threaded else grpc_export
         handler = grpc.method_handlers_generic_handler(
-            METHOD.split("/")[1], {"Export": grpc.unary_unary_rpc_method_handler(grpc_export)}
+            METHOD.split("/")[1], {"Export": grpc.unary_unary_rpc_method_handler(method)}
         )
         server.add_generic_rpc_handlers((handler,))
         server.add_insecure_port(f"127.0.0.1:{PORT_GRPC}")
-        await server.start()
+        started = server.start()
+        if started is not None:
+            await started
     else:
         app = web.Application()
         app.router.add_post("/v1/traces", http_export)
@@ -79,7 +96,7 @@ async def serve(protocol: str, slice_s: float, turn: str, seconds: float) -> Non
     await asyncio.sleep(seconds)
     task.cancel()
     print(
-        f"  {protocol:4} {turn:13} calls/s {(answered - calls0) / seconds:7.0f}"
+        f"  {protocol:12} {turn:13} calls/s {(answered - calls0) / seconds:7.0f}"
         f"   slices/s {(slices - slices0) / seconds:5.0f}",
         flush=True,
     )
@@ -89,7 +106,7 @@ async def serve(protocol: str, slice_s: float, turn: str, seconds: float) -> Non
 async def client(protocol: str) -> None:
     """64 calls in flight, each sent again as soon as it is answered."""
     body = b"\n\x00" * 500
-    if protocol == "grpc":
+    if protocol.startswith("grpc"):
         import grpc
 
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{PORT_GRPC}")
@@ -134,7 +151,7 @@ def main() -> None:
         return
     print(f"slices of {args.slice_ms:g} ms on the server's loop; a turn after each:")
     me = [sys.executable, __file__, "--slice-ms", str(args.slice_ms)]
-    for protocol in ("grpc", "http"):
+    for protocol in ("grpc", "grpc-threads", "http"):
         for turn in TURNS:
             load = subprocess.Popen([*me, "--role", "client", "--protocol", protocol])
             try:
