@@ -249,7 +249,9 @@ class Bench:
     def discard(self, protocol: str) -> Target:
         port = free_port()
         cmd = [sys.executable, str(HERE / "capacity_servers.py"), "discard"]
-        proc = start([*cmd, "--protocol", protocol, "--port", str(port)], SERVER_CPU, "READY", {})
+        cmd += ["--protocol", protocol, "--port", str(port)]
+        cmd += ["--grpc-server", self.args.discard_grpc_server]
+        proc = start(cmd, SERVER_CPU, "READY", {})
         self.procs.append(proc)
         return Target("parse-and-discard", proc, port, None)
 
@@ -441,6 +443,12 @@ def main() -> int:
     parser.add_argument("--refine", type=int, help="bisections after the first failure (2; 1)")
     parser.add_argument("--max-steps", type=int, default=18)
     parser.add_argument("--export-protocol", choices=["grpc", "http/protobuf"])
+    parser.add_argument(
+        "--discard-grpc-server",
+        choices=["threads", "aio"],
+        default="threads",
+        help="parse-and-discard's gRPC server: grpcio's threaded one (as serve) or grpc.aio",
+    )
     parser.add_argument("--export-compression", choices=["gzip", "none"])
     parser.add_argument(
         "--serve-src", help="run serve from this source tree (a src/ folder) to compare versions"

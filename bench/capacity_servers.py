@@ -1,10 +1,11 @@
 """The two helper servers of bench/capacity.py, each run as its own process.
 
-    capacity_servers.py discard --protocol http|grpc --port N
+    capacity_servers.py discard --protocol http|grpc --port N [--grpc-server threads|aio]
     capacity_servers.py sink --http-port N --grpc-port M
 
 - discard: parse every request into an ExportTraceServiceRequest, count its spans, answer
-  success: the physical limit of that transport in Python (aiohttp or grpc.aio, as serve uses).
+  success: the physical limit of that transport in Python (aiohttp, or grpcio's threaded
+  server as serve uses; `--grpc-server aio` for grpc.aio's, to compare).
 - sink: the service's downstream, OTLP over HTTP (gzip or not) and gRPC (grpc handles gzip):
   traces, logs and metrics are parsed and counted; GET /count answers the totals as JSON.
 """
@@ -15,6 +16,7 @@ import argparse
 import asyncio
 import gzip
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 from aiohttp import web
@@ -67,10 +69,26 @@ async def _http_server(port: int, routes: dict[str, object]) -> web.AppRunner:
     return runner
 
 
-async def discard(protocol: str, port: int) -> None:
+async def discard(protocol: str, port: int, grpc_server: str = "threads") -> None:
     """Parse, count, answer: the transport's limit."""
     total = [0]
-    if protocol == "grpc":
+    if protocol == "grpc" and grpc_server == "threads":
+
+        def export_in_thread(body: bytes, context: object) -> bytes:
+            total[0] += count_spans(body)  # a lost count now and then is of no matter here
+            return EMPTY
+
+        server = grpc.server(
+            ThreadPoolExecutor(32), options=[("grpc.max_receive_message_length", 64 << 20)]
+        )
+        generic = grpc.method_handlers_generic_handler(
+            "opentelemetry.proto.collector.trace.v1.TraceService",
+            {"Export": grpc.unary_unary_rpc_method_handler(export_in_thread)},
+        )
+        server.add_generic_rpc_handlers((generic,))
+        server.add_insecure_port(f"127.0.0.1:{port}")
+        server.start()
+    elif protocol == "grpc":
 
         async def export(body: bytes, context: object) -> bytes:
             total[0] += count_spans(body)
@@ -145,12 +163,13 @@ def main() -> None:
     role = sub.add_parser("discard")
     role.add_argument("--protocol", choices=["http", "grpc"], required=True)
     role.add_argument("--port", type=int, required=True)
+    role.add_argument("--grpc-server", choices=["threads", "aio"], default="threads")
     role = sub.add_parser("sink")
     role.add_argument("--http-port", type=int, required=True)
     role.add_argument("--grpc-port", type=int, required=True)
     args = parser.parse_args()
     if args.role == "discard":
-        asyncio.run(discard(args.protocol, args.port))
+        asyncio.run(discard(args.protocol, args.port, args.grpc_server))
     else:
         asyncio.run(sink(args.http_port, args.grpc_port))
 
