@@ -192,7 +192,8 @@ def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> Span
         messages = parse_messages(attrs[semconv.GEN_AI_OUTPUT_MESSAGES])
         if messages:
             text, requests = answer_and_requests(messages)
-            output = cut(text, limit)
+            if text is not None:  # (most answers that ask for tools have no text)
+                output = cut(text, limit)
         else:
             requests = ()
     view = SpanView(

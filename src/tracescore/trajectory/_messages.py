@@ -58,7 +58,7 @@ def parse_messages(value: object) -> list[dict[str, Any]]:
             return []
         if parsed.__class__ is list:  # the usual shape, just parsed: kept, not copied
             for message in parsed:
-                if not isinstance(message, dict):
+                if message.__class__ is not dict and not isinstance(message, dict):
                     break  # filtered below
             else:
                 return parsed

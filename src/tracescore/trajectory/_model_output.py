@@ -32,9 +32,10 @@ def answer_and_requests(
         parts = message.get(semconv.MSG_PARTS)
         answers = message.get(semconv.MSG_ROLE) in _ANSWER_ROLES
         texts: list[str] = []
-        if isinstance(parts, list):
+        # Exact classes first (what JSON parses to): no isinstance call for most values.
+        if parts.__class__ is list or isinstance(parts, list):
             for part in parts:
-                if not isinstance(part, dict):
+                if part.__class__ is not dict and not isinstance(part, dict):
                     continue
                 kind = part.get(semconv.PART_TYPE)
                 if kind == semconv.PART_TOOL_CALL:
