@@ -111,7 +111,8 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
     # once per run: calls fewer per tool call.
     hidden = () if options.include_output_tools else tuple(sorted(set(options.output_tool_names)))
     prefixes = output_tool_prefixes(hidden)
-    last_model = max([span.start_ns for span in parts.model_spans], default=0)
+    # Model spans come in (start, end, span id) order: the last one started last.
+    last_model = parts.model_spans[-1].start_ns if parts.model_spans else 0
     approval = options.pause.awaiting_approval
     requested = _requested(parts, executions, hidden, prefixes, last_model, options)
     starts: list[int] = []
@@ -133,7 +134,9 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
         if not name or not (name in hidden or name.startswith(prefixes)):
             starts.append(start)
             steps.append(call)
-    if parts.models:
+    # Only a first model call that recorded its input can tell of earlier denials: most
+    # runs make no generator for `denied_earlier` to turn down.
+    if parts.models and parts.models[0].responses is not None:
         executed = (view for index, (_, view) in enumerate(tools) if unrequested[index])
         requested[:0] = denied_earlier(
             parts.models[0], model_spans[0].start_ns, parts.by_id, executed, agent, options
