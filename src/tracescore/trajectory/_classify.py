@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import TypeAlias
+from typing import TypeAlias, overload
 
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import Reading
-from tracescore.trajectory._genai import GENAI, MODEL_USAGE_KEYS, READERS
+from tracescore.trajectory._genai import GENAI, MODEL_USAGE_KEYS, READERS, read_tool, tool_execution
 from tracescore.trajectory._mastra import MASTRA
 from tracescore.trajectory._messages import ERROR_RESULT_NEEDLES
 from tracescore.trajectory._openinference import OPENINFERENCE
@@ -24,7 +24,7 @@ from tracescore.trajectory._pydantic_ai import MARKERS as PYDANTIC_AI_MARKERS
 from tracescore.trajectory._pydantic_ai import PYDANTIC_AI
 from tracescore.trajectory._traceloop import TRACELOOP
 from tracescore.trajectory._vercel import VERCEL
-from tracescore.trajectory._views import Convention, SpanView, clean_view, merge_views
+from tracescore.trajectory._views import Convention, SpanView, ToolValues, clean_view, merge_views
 
 __all__ = [
     "CONVENTIONS",
@@ -129,8 +129,24 @@ def attribute_filter(extra_keys: Iterable[str] = (), unread: Iterable[Reading] =
     return keep
 
 
-def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None:
-    """The merged view of `span`, or None when no convention recognises it."""
+@overload
+def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None: ...
+
+
+@overload
+def classify(
+    span: SpanRecord, options: BuildOptions, executions: bool
+) -> SpanView | ToolValues | None: ...
+
+
+def classify(
+    span: SpanRecord, options: BuildOptions, executions: bool = False
+) -> SpanView | ToolValues | None:
+    """The merged view of `span`, or None when no convention recognises it.
+
+    With `executions`, a tool execution only GenAI describes comes as its `ToolValues` (what
+    its view would hold) instead: the flat-run fast path makes its step from those.
+    """
     attrs = span.attributes
     name = span.name
     # Most spans carry no marker of another convention: then only GenAI may read them. (Names
@@ -147,6 +163,8 @@ def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None:
         reader = _GENAI_READERS.get(op) if op.__class__ is str else None
         view: SpanView | None
         if reader is not None:
+            if executions and reader is _READ_TOOL and _GENAI_CLEAN:
+                return _tool_execution(span, options)
             view = reader(span, options, _GENAI_NAME)
         elif op is not None or name.startswith(_GENAI_NAME_PREFIXES):
             view = _read_genai(span, options)
@@ -199,6 +217,8 @@ _PYDANTIC_AI_SCOPE = semconv.PYDANTIC_AI_SCOPE
 _AI_SPAN_PREFIX = semconv.AI_SPAN_PREFIX
 _OPERATION = semconv.GEN_AI_OPERATION_NAME
 _read_genai = GENAI.read
+_READ_TOOL = read_tool
+_tool_execution = tool_execution
 _GENAI_READERS = READERS
 _GENAI_NAME = GENAI.name
 _GENAI_CLEAN = GENAI.clean

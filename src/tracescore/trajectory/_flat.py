@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from itertools import islice
 from operator import attrgetter
+from typing import TYPE_CHECKING
 
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import ModelCall, Trajectory
@@ -30,7 +31,7 @@ from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._run import run_trajectory
 from tracescore.trajectory._tree import MAX_OTLP_KIND
 from tracescore.trajectory._values import clean_text
-from tracescore.trajectory._views import SpanView
+from tracescore.trajectory._views import SpanView, ToolValues, tool_values
 
 __all__ = ["build_flat_run"]
 
@@ -58,15 +59,18 @@ def build_flat_run(
         ordered = _in_order(spans)
     except TypeError:  # times of unexpected types: the general path copes
         return None
-    read: dict[str, SpanView | None] = {}
+    read: dict[str, SpanView | ToolValues | None] = {}
     trajectory = _flat_run(ordered, options, read)
     if trajectory is None and read and _ids_name_spans(spans):  # for the general path
-        views.update(read)
+        # (which reads the executions kept as their values again)
+        views.update({sid: view for sid, view in read.items() if not isinstance(view, tuple)})
     return trajectory
 
 
 def _flat_run(
-    ordered: list[SpanRecord], options: BuildOptions, read: dict[str, SpanView | None]
+    ordered: list[SpanRecord],
+    options: BuildOptions,
+    read: dict[str, SpanView | ToolValues | None],
 ) -> Trajectory | None:
     """The trajectory of the spans `ordered`, each span's view kept in `read`, or None unless
     they are a flat run.
@@ -104,21 +108,29 @@ def _flat_run(
                 return None
         except TypeError:  # a parent or kind of an unexpected type: the general path copes
             return None
-        try:  # `_read`, inlined: one call fewer per span
-            view = read[sid] = classify(span, options)
+        try:  # `_read`, inlined: one call fewer per span; a GenAI execution as its values
+            view = read[sid] = classify(span, options, True)
         except Exception:
             return None  # the general path reads the span again, and warns
         if view is None:
             continue
-        if view.warnings:
-            return None
-        role = view.role
-        if role == "tool":
+        if view.__class__ is tuple:  # a GenAI execution (no warnings, not an output tool)
             # Under the agent span itself: no outer tool span to merge into, no nested run.
-            if parent != root_id or view.output_tool:
+            if parent != root_id:
                 return None
             order.append(len(tools))
             tools.append((span, view))
+            continue
+        if TYPE_CHECKING:  # what the test above leaves (an exact-class test narrows one way)
+            assert not isinstance(view, tuple)
+        if view.warnings:
+            return None
+        role = view.role
+        if role == "tool":  # (as above)
+            if parent != root_id or view.output_tool:
+                return None
+            order.append(len(tools))
+            tools.append((span, tool_values(view)))
         elif role == "model":
             # Output tools a model span names change which calls are shown.
             if parent != root_id or view.output_tool_names:
@@ -170,7 +182,7 @@ def _ids_name_spans(spans: list[SpanRecord]) -> bool:
 
 
 def _read(
-    span: SpanRecord, options: BuildOptions, read: dict[str, SpanView | None]
+    span: SpanRecord, options: BuildOptions, read: dict[str, SpanView | ToolValues | None]
 ) -> SpanView | None:
     """`classify(span)`, kept in `read`."""
     try:

@@ -17,10 +17,7 @@ from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import ModelCall, Step
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import output_tool_prefixes
-from tracescore.trajectory._step_calls import (
-    executed_call,
-    mark_awaiting_approval,
-)
+from tracescore.trajectory._step_calls import executed_call, paused_for_approval
 from tracescore.trajectory._step_order import merge_steps
 from tracescore.trajectory._unexecuted import (
     answered_handoff,
@@ -29,7 +26,7 @@ from tracescore.trajectory._unexecuted import (
     responses_by_call,
     unexecuted_call,
 )
-from tracescore.trajectory._views import Response, SpanView, ToolRequest
+from tracescore.trajectory._views import TOOL_CALL_ID, Response, SpanView, ToolRequest, ToolValues
 
 __all__ = ["FlatParts", "flat_steps"]
 
@@ -38,7 +35,8 @@ class FlatParts:
     """What the pass over a flat run collected: its model and tool spans, and the requests.
 
     `order` lists the steps other than requested calls, in (start, end, span id) order: an
-    index into `tools` for a tool span, `~k` (negative) for the model call `model_steps[k]`.
+    index into `tools` for a tool span (with what it says of its call), `~k` (negative) for
+    the model call `model_steps[k]`.
     """
 
     __slots__ = (
@@ -63,7 +61,7 @@ class FlatParts:
         self.models: list[SpanView] = []
         self.model_spans: list[SpanRecord] = []
         self.model_steps: list[ModelCall] = []
-        self.tools: list[tuple[SpanRecord, SpanView]] = []
+        self.tools: list[tuple[SpanRecord, ToolValues]] = []
         self.order: list[int] = []
         self.requests: list[ToolRequest] = []
         self.anchors: list[int] = []  # when each request was asked for: its model span's end
@@ -94,12 +92,12 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
         return None
     requests = parts.requests
     tools = parts.tools
-    executions: list[tuple[SpanRecord, SpanView] | None] = [None] * len(requests)
+    executions: list[tuple[SpanRecord, ToolValues] | None] = [None] * len(requests)
     unrequested = [True] * len(tools)
     if requests:
         by_id = parts.by_id
         for index, execution in enumerate(tools):
-            call_id = execution[1].call_id
+            call_id = execution[1][TOOL_CALL_ID]
             if call_id is None:
                 return None
             found = by_id.get(call_id)
@@ -125,11 +123,11 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
             continue
         if not unrequested[index]:
             continue
-        span, view = tools[index]
+        span, values = tools[index]
         start = span.start_ns
         if approval is not None and start >= last_model:  # (its first condition)
-            mark_awaiting_approval(view, span, options, last_model)
-        call = executed_call(view, span, span.span_id, None, agent, options)
+            values = paused_for_approval(values, span, options, last_model)
+        call = executed_call(values, span, span.span_id, None, agent, options)
         name = call.name
         if not name or not (name in hidden or name.startswith(prefixes)):
             starts.append(start)
@@ -137,7 +135,9 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
     # Only a first model call that recorded its input can tell of earlier denials: most
     # runs make no generator for `denied_earlier` to turn down.
     if parts.models and parts.models[0].responses is not None:
-        executed = (view for index, (_, view) in enumerate(tools) if unrequested[index])
+        executed = (
+            values[TOOL_CALL_ID] for index, (_, values) in enumerate(tools) if unrequested[index]
+        )
         requested[:0] = denied_earlier(
             parts.models[0], model_spans[0].start_ns, parts.by_id, executed, agent, options
         )
@@ -146,7 +146,7 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
 
 def _requested(
     parts: FlatParts,
-    executions: list[tuple[SpanRecord, SpanView] | None],
+    executions: list[tuple[SpanRecord, ToolValues] | None],
     hidden: tuple[str, ...],
     prefixes: tuple[str, ...],
     last_model: int,
@@ -162,10 +162,10 @@ def _requested(
     for index, request in enumerate(parts.requests):
         execution = executions[index]
         if execution is not None:
-            span, view = execution
+            span, values = execution
             if approval is not None and span.start_ns >= last_model:  # (its first condition)
-                mark_awaiting_approval(view, span, options, last_model)
-            call = executed_call(view, span, span.span_id, request, agent, options)
+                values = paused_for_approval(values, span, options, last_model)
+            call = executed_call(values, span, span.span_id, request, agent, options)
             anchor = span.start_ns
         else:
             if responses is None:

@@ -41,9 +41,19 @@ from tracescore.trajectory._views import (
     Response,
     SpanView,
     ToolRequest,
+    ToolValues,
 )
 
-__all__ = ["GENAI", "MODEL_USAGE_KEYS", "READERS", "cut", "read_agent", "read_model", "read_tool"]
+__all__ = [
+    "GENAI",
+    "MODEL_USAGE_KEYS",
+    "READERS",
+    "cut",
+    "read_agent",
+    "read_model",
+    "read_tool",
+    "tool_execution",
+]
 
 # What `read_model` takes a model call's model name and token counts from, and nothing else.
 MODEL_USAGE_KEYS: frozenset[str] = frozenset(
@@ -88,38 +98,42 @@ def read(span: SpanRecord, options: BuildOptions) -> SpanView | None:
 
 def read_tool(span: SpanRecord, options: BuildOptions, convention: str) -> SpanView:
     """An `execute_tool` span: one execution, with its status."""
+    name, call_id, failed, error_type, message, arguments, result, _ = tool_execution(span, options)
+    view = SpanView("tool", convention, name, call_id, failed, error_type, message)
+    view.arguments = arguments
+    view.result = result
+    return view
+
+
+def tool_execution(span: SpanRecord, options: BuildOptions) -> ToolValues:
+    """What an `execute_tool` span says of its call: `read_tool`'s view, as `ToolValues` (the
+    flat-run fast path builds the step from these, without a view)."""
     attrs = span.attributes
     limit = options.max_value_chars
     failed, error_type, message = error_info(span)
     name = attrs.get(semconv.GEN_AI_TOOL_NAME)
     if name.__class__ is not str or not name.isascii():  # ASCII text is read as it is
         name = as_text(name)
+    if not name:
+        name = name_suffix(span.name, semconv.OP_EXECUTE_TOOL)
     call_id = clean_id(attrs.get(semconv.GEN_AI_TOOL_CALL_ID))
-    view = SpanView(
-        "tool",
-        convention,
-        name or name_suffix(span.name, semconv.OP_EXECUTE_TOOL),
-        call_id,
-        failed,
-        error_type,
-        message,
-    )
     # Arguments and results are parsed when first read (most scorers never read them); the
     # result is parsed now only when it may be an MCP CallToolResult with isError, which makes
     # a failed call even when the span is not.
+    arguments = result = MISSING
     raw = attrs.get(semconv.GEN_AI_TOOL_CALL_ARGUMENTS, MISSING)
     if raw is not MISSING:
-        view.arguments = parse_later(raw, limit)
+        arguments = parse_later(raw, limit)
     raw = attrs.get(semconv.GEN_AI_TOOL_CALL_RESULT, MISSING)
     if raw is not MISSING:
         if failed or (isinstance(raw, str) and not may_be_error_result(raw)):
-            view.result = parse_later(raw, limit)
+            result = parse_later(raw, limit)
         else:
-            result = view.result = parse_lenient(raw, limit)
+            result = parse_lenient(raw, limit)
             if isinstance(result, dict) and response_flags(result)[1]:
-                view.error = True
-                view.error_type = semconv.MCP_TOOL_ERROR
-    return view
+                failed = True
+                error_type = semconv.MCP_TOOL_ERROR
+    return (name, call_id, failed, error_type, message, arguments, result, None)
 
 
 def read_agent(span: SpanRecord, options: BuildOptions, convention: str) -> SpanView:

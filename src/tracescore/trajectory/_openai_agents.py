@@ -129,7 +129,13 @@ def _unrepr(part: object) -> list[Any]:
     return out
 
 
-def awaits_approval(view: SpanView, span: SpanRecord, after_last_model: bool) -> bool:
+def awaits_approval(
+    span: SpanRecord,
+    error: bool | None,
+    pause_reason: str | None,
+    result: Any,
+    after_last_model: bool,
+) -> bool:
     """Whether an OpenAI Agents tool execution is a call stopped for an approval.
 
     Such a span has status OK and no result, and nothing of the run follows it: the SDK
@@ -142,7 +148,7 @@ def awaits_approval(view: SpanView, span: SpanRecord, after_last_model: bool) ->
     return (
         after_last_model
         and span.scope in semconv.OPENAI_AGENTS_SCOPES
-        and not view.error
-        and view.pause_reason is None
-        and view.result is MISSING
+        and not error
+        and pause_reason is None
+        and result is MISSING
     )

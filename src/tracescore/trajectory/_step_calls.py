@@ -14,13 +14,13 @@ from tracescore.trajectory._openai_agents import awaits_approval
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import is_output_tool
 from tracescore.trajectory._values import clean_text, parse_lenient
-from tracescore.trajectory._views import MISSING, SpanView, ToolRequest
+from tracescore.trajectory._views import MISSING, SpanView, ToolRequest, ToolValues, tool_values
 
 __all__ = [
     "executed_call",
     "executed_step",
-    "mark_awaiting_approval",
     "model_call",
+    "paused_for_approval",
     "shows_unrequested",
 ]
 
@@ -65,52 +65,57 @@ def executed_step(
             span.end_ns or None,
             span_id,
         )
-    mark_awaiting_approval(view, span, options, last_model_start)
-    return executed_call(view, span, span_id, request, agent, options)
+    values = paused_for_approval(tool_values(view), span, options, last_model_start)
+    return executed_call(values, span, span_id, request, agent, options)
 
 
-def mark_awaiting_approval(
-    view: SpanView, span: SpanRecord, options: BuildOptions, last_model_start: int
-) -> None:
-    """Give the tool span's view its pause reason when it stopped its run for an approval."""
+def paused_for_approval(
+    values: ToolValues, span: SpanRecord, options: BuildOptions, last_model_start: int
+) -> ToolValues:
+    """A tool span's `values`, with its pause reason when it stopped its run for an approval."""
     reason = options.pause.awaiting_approval
-    if reason is not None and awaits_approval(view, span, span.start_ns >= last_model_start):
-        view.pause_reason = reason
+    _, _, error, _, _, _, result, pause_reason = values
+    if reason is not None and awaits_approval(
+        span, error, pause_reason, result, span.start_ns >= last_model_start
+    ):
+        return (*values[:7], reason)
+    return values
 
 
 def executed_call(
-    view: SpanView,
+    values: ToolValues,
     span: SpanRecord,
     span_id: str,
     request: ToolRequest | None,
     agent: str | None,
     options: BuildOptions,
 ) -> ToolCall:
-    """The step of one tool span, completed by the request it answered (if any)."""
+    """The step of one tool span (what it says of its call: `values`), completed by the request
+    it answered (if any)."""
+    tool_name, call_id, error, error_type, error_message, arguments, result, pause_reason = values
     status: ToolStatus = "ok"
-    if view.pause_reason is not None:
+    if pause_reason is not None:
         status = "paused"
-    elif view.error:
+    elif error:
         status = "error"
-    arguments = view.arguments
     if arguments is MISSING and request is not None:
         # The requested call's arguments stand in (the service leaves a span's undecoded when
         # no scorer reads them), parsed when first read: most scorers never read them.
         arguments = request.arguments
         if arguments is not MISSING:
             arguments = Deferred(parse_lenient, arguments, options.max_value_chars)
-    name = view.tool_name or (request.name if request else None) or clean_text(span.name)
+    name = tool_name or (request.name if request else None) or clean_text(span.name)
     failed = status == "error"
     # Positional, in field order (one is built per tool call).
     return ToolCall(
         name,
-        view.call_id or (request.call_id if request else None),
+        call_id or (request.call_id if request else None),
         None if arguments is MISSING else arguments,
-        None if view.result is MISSING else view.result,
+        None if result is MISSING else result,
         status,
-        view.error_type if failed else None,
-        view.error_message if failed else None,
-        view.pause_reason,
+        error_type if failed else None,
+        error_message if failed else None,
+        pause_reason,
         span.start_ns or None,
         span.end_ns or None,
         span_id,

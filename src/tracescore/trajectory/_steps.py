@@ -115,9 +115,9 @@ def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
             requested.append((anchor, call))
     if parts.models:
         first = parts.models[0]
-        executions = (node.view for node in unmatched if node.view is not None)
+        executed = (node.view.call_id for node in unmatched if node.view is not None)
         denied = denied_earlier(
-            first.view, first.span.start_ns, seen_ids, executions, parts.agent, options
+            first.view, first.span.start_ns, seen_ids, executed, parts.agent, options
         )
         requested[:0] = denied
     others: list[tuple[tuple[int, int, str], Step]] = []

@@ -101,7 +101,7 @@ def denied_earlier(
     first_model: SpanView | None,
     first_model_start: int,
     seen_ids: set[str] | dict[str, Any],
-    executions: Iterable[SpanView],
+    executed_ids: Iterable[str | None],
     agent: str | None,
     options: BuildOptions,
 ) -> list[tuple[int, Step]]:
@@ -112,13 +112,13 @@ def denied_earlier(
     The OpenAI Agents SDK and AI SDK 6 stop a run for an approval, and the answer goes to the
     model in the next run (a trace of its own): a rejected call has no execution anywhere, and
     its only record is the denial in the resumed run's input. A call this run requested
-    (`seen_ids`) or executed itself (the views of its `executions` no request asked for) is not
-    one.
+    (`seen_ids`) or executed itself (`executed_ids`: the call ids of its executions no request
+    asked for) is not one.
     """
     source = first_model.responses if first_model is not None else None
     if not isinstance(source, ModelInput):
         return []
-    executed = {view.call_id for view in executions if view.call_id}
+    executed = {call_id for call_id in executed_ids if call_id}
     anchor = (first_model_start or 1) - 1  # before the model call that was told
     texts = options.pause.rejection_texts
     out: list[tuple[int, Step]] = []
