@@ -14,7 +14,7 @@ and order) is left to the general path (`flat_steps` answers None).
 from __future__ import annotations
 
 from tracescore.model.span import SpanRecord
-from tracescore.model.trajectory import ModelCall, Step
+from tracescore.model.trajectory import Step
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import output_tool_prefixes
 from tracescore.trajectory._step_calls import executed_call, paused_for_approval
@@ -60,7 +60,7 @@ class FlatParts:
         self.agent = agent
         self.models: list[SpanView] = []
         self.model_spans: list[SpanRecord] = []
-        self.model_steps: list[ModelCall] = []
+        self.model_steps: list[Step] = []  # (model calls only)
         self.tools: list[tuple[SpanRecord, ToolValues]] = []
         self.order: list[int] = []
         self.requests: list[ToolRequest] = []
@@ -113,25 +113,31 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
     last_model = parts.model_spans[-1].start_ns if parts.model_spans else 0
     approval = options.pause.awaiting_approval
     requested = _requested(parts, executions, hidden, prefixes, last_model, options)
-    starts: list[int] = []
-    steps: list[Step] = []
     model_spans, model_steps, agent = parts.model_spans, parts.model_steps, parts.agent
-    for index in parts.order:
-        if index < 0:
-            starts.append(model_spans[~index].start_ns)
-            steps.append(model_steps[~index])
-            continue
-        if not unrequested[index]:
-            continue
-        span, values = tools[index]
-        start = span.start_ns
-        if approval is not None and start >= last_model:  # (its first condition)
-            values = paused_for_approval(values, span, options, last_model)
-        call = executed_call(values, span, span.span_id, None, agent, options)
-        name = call.name
-        if not name or not (name in hidden or name.startswith(prefixes)):
-            starts.append(start)
-            steps.append(call)
+    starts: list[int]
+    steps: list[Step]
+    if True not in unrequested:  # every execution was requested: the others are model calls
+        starts = [span.start_ns for span in model_spans]
+        steps = model_steps  # (merge_steps only reads it)
+    else:
+        starts = []
+        steps = []
+        for index in parts.order:
+            if index < 0:
+                starts.append(model_spans[~index].start_ns)
+                steps.append(model_steps[~index])
+                continue
+            if not unrequested[index]:
+                continue
+            span, values = tools[index]
+            start = span.start_ns
+            if approval is not None and start >= last_model:  # (its first condition)
+                values = paused_for_approval(values, span, options, last_model)
+            call = executed_call(values, span, span.span_id, None, agent, options)
+            name = call.name
+            if not name or not (name in hidden or name.startswith(prefixes)):
+                starts.append(start)
+                steps.append(call)
     # Only a first model call that recorded its input can tell of earlier denials: most
     # runs make no generator for `denied_earlier` to turn down.
     if parts.models and parts.models[0].responses is not None:
