@@ -98,6 +98,15 @@ class DigestExporter:
         return True
 
 
+def drop_buffered(assembler: Any) -> None:
+    """Forget every buffered trace unscored (`--phase ingest`): the next pass starts empty."""
+    for tid in list(assembler._traces):
+        assembler._scored[tid] = None
+    assembler._traces.clear()
+    assembler._anchored.clear()
+    assembler.spans = assembler.nbytes = 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mix", choices=sorted(MIXES), default="checks")
@@ -108,6 +117,13 @@ def main() -> None:
         choices=["throughput", "capacity"],
         default="throughput",
         help="bench/throughput.py's runs, or bench/capacity.py's two shapes (bench/shapes.py)",
+    )
+    parser.add_argument(
+        "--phase",
+        choices=["all", "ingest"],
+        default="all",
+        help="ingest: only the receiver's check and the assembler's consume (scan, records, "
+        "agent spans, cut, forward); buffered traces are dropped unscored after each pass",
     )
     args = parser.parse_args()
     time.time_ns = lambda: 1_800_000_000_000_000_000  # observed times: a digest that can repeat
@@ -123,6 +139,7 @@ def main() -> None:
         retag = throughput._tag
     clock = [0.0]
     assembler._clock = lambda: clock[0]  # runs are due when the bench says
+    ingest_only = args.phase == "ingest"
     gc.freeze()
     spans, cpu = 0, 0.0
     for n_pass in range(args.passes + 1):
@@ -132,11 +149,17 @@ def main() -> None:
             check_proto_request(body)
             assembler.consume(None, body)
             clock[0] += 0.01
-            assembler.tick()
+            if ingest_only:
+                assembler.flush_outbox()
+            else:
+                assembler.tick()
             if n_pass:
                 spans += count
         clock[0] += 10.0
-        assembler.tick()
+        if ingest_only:
+            drop_buffered(assembler)
+        else:
+            assembler.tick()
         assembler.flush_outbox()
         pipeline._flush_outboxes()
         if n_pass:

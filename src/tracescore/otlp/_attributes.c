@@ -80,7 +80,7 @@ void tracescore_table_clear(Ctx *ctx) {
         if (slot->data == NULL) continue;
         Py_CLEAR(slot->key);
         Py_CLEAR(slot->answer);
-        slot->data = NULL;
+        *slot = (Slot){.data = NULL}; /* empty for the next call (_scan.c keeps the table) */
         ctx->used--;
     }
 }
