@@ -5,12 +5,14 @@
         .venv/bin/python bench/pipeline_cpu.py --mix checks --passes 1   # and --passes 3
 
 What `tracescore serve` does to a request, without the sockets: the receiver's schema check
-(`check_proto_request`), the assembler's ingest, a tick that scores every run (build, score,
-metrics, evaluation events, score attributes) and the exporter's hand-off, which here keeps a
-digest of every body instead of sending it. The stream is `bench/throughput.py`'s (20-span
-agent runs in 512-span batches, fresh trace ids on every pass), or with `--stream capacity`
-bench/capacity.py's (two shapes, half of them chat spans carrying their tool-call messages,
-which the builder joins to the tool spans: the costlier and the commoner shape). Mixes:
+and scan (`checked_scan`: `check_proto_request`'s verdict, in one walk with the scan where
+the native scanner can vouch for the bytes), the assembler's ingest, a tick that scores
+every run (build, score, metrics, evaluation events, score attributes) and the exporter's
+hand-off, which here keeps a digest of every body instead of sending it. The stream is
+`bench/throughput.py`'s (20-span agent runs in 512-span batches, fresh trace ids on every
+pass), or with `--stream capacity` bench/capacity.py's (two shapes, half of them chat spans
+carrying their tool-call messages, which the builder joins to the tool spans: the costlier
+and the commoner shape). Mixes:
 - checks: bench/throughput.py's scenario (a `max_tool_calls` gate, `no_tool_errors`,
   `called_tool`);
 - matching: `tool_calls` with argument specs, `trajectory_accuracy` and `tool_call_accuracy`
@@ -34,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.config import parse_config
-from tracescore.otlp.proto import check_proto_request
 from tracescore.pipeline.service import Pipeline
 
 _HERE = Path(__file__).resolve().parent
@@ -146,8 +147,7 @@ def main() -> None:
         started = time.process_time()
         for body, count in zip(batches, counts, strict=True):
             body = body.replace(retag(0), retag(n_pass)) if n_pass else body
-            check_proto_request(body)
-            assembler.consume(None, body)
+            assembler.consume(None, body, assembler.checked_scan(body))
             clock[0] += 0.01
             if ingest_only:
                 assembler.flush_outbox()

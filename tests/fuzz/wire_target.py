@@ -6,6 +6,8 @@ checked against upb (protobuf's own parser) and the pure-Python twins on the sam
 
 For every input:
 - `validate_request` refuses exactly what upb refuses (the service validates every body);
+- the checking scan (`SpanReader.checked_grouped`) vouches only for what upb accepts, and
+  then gives the groups the pure-Python twin gives;
 - where upb accepts, the scanner accepts too, reads every span as upb does, and records,
   grouping and cut equal the pure-Python twins' (sizes aside: they are estimates);
 - where upb refuses, every native entry point either refuses with an ordinary error or reads
@@ -132,6 +134,8 @@ def check(body: bytes) -> None:
         "records": _attempt(lambda: SpanReader(keep, _RULE).records(body)),
         "grouped": _attempt(lambda: SpanReader(keep, _RULE).grouped(body)),
     }
+    checked = SpanReader(keep, _RULE).checked_grouped(body)  # None: not vouched for
+    assert checked is None or request is not None, "vouched for what upb refuses"
     # Any bytes read as a Span: the twins answer alike where upb reads them as one (None
     # where neither reads them); elsewhere the native walk only must not crash.
     span_ok = _upb_span(body)
@@ -163,6 +167,12 @@ def check(body: bytes) -> None:
         {t: g[:1] + g[2:] for t, g in groups.items()},
     )
     assert list(native_groups) == list(groups)
+    if checked is not None:
+        assert _same(checked[1], rejects)
+        assert _same(
+            {t: g[:1] + g[2:] for t, g in checked[0].items()},
+            {t: g[:1] + g[2:] for t, g in groups.items()},
+        )
     remove = _removals(body, native)
     if remove:
         cut = _native.cut_spans(body, remove)

@@ -26,6 +26,7 @@ from tracescore.assembler.replay import Replay
 from tracescore.errors import InputError
 from tracescore.model.span import SpanRecord
 from tracescore.otlp.grouping import Grouped, TraceGroup
+from tracescore.otlp.proto import check_and_group
 from tracescore.storage.records import HeldSpan
 
 __all__ = ["SLICE", "Ingestion"]
@@ -81,6 +82,18 @@ class Ingestion(Replay):
         answering meanwhile."""
         try:
             return self._reader.grouped(body)
+        except Exception as exc:  # the schema check accepted it, so this is unusual input
+            raise InputError(f"unreadable OTLP request: {exc}") from exc
+
+    def checked_scan(self, body: bytes, source: str = "body") -> Grouped:
+        """`scan` of bytes not checked yet: refuses what `otlp.proto.check_proto_request`
+        refuses (the same InputError), in one walk with the scan where the native scanner can
+        vouch for the bytes (`otlp.proto.check_and_group`). Touches no state of the
+        assembler, like `scan`; the refusal comes before anything is taken."""
+        try:
+            return check_and_group(self._reader, body, source)
+        except InputError:
+            raise
         except Exception as exc:  # the schema check accepted it, so this is unusual input
             raise InputError(f"unreadable OTLP request: {exc}") from exc
 

@@ -69,6 +69,7 @@ void tracescore_table_add(Ctx *ctx, PyObject *key, PyObject *kept) {
     slot->kept = text;
     slot->needles = needles;
     slot->rule = rule_bits(ctx, text);
+    slot->text_ok = tracescore_check_text(data, data + len);
     slot->key = Py_NewRef(key);
     slot->answer = Py_NewRef(kept);
     ctx->used++;
@@ -299,6 +300,18 @@ int tracescore_key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *
             p = end;
         }
     }
+    /* A checking scan's question (_scan.h), on what was read above; a key in the usual
+     * encoding is asked below, once its table slot (which knows the answer) is found. */
+    int check_key = ctx->checking && key != NULL;
+    if (ctx->checking) {
+        int depth = DEPTH_IN_SPAN - 1;
+        int ok = key == NULL ? tracescore_check_message(CHECK_KEY_VALUE, data, end, depth)
+                 : value == NULL ? 1
+                 : value - (key + key_len + 1) <= 5 &&
+                       (tracescore_plain_any_value(value, value + value_len, data, end) ||
+                        tracescore_check_any_value(value, value + value_len, depth));
+        if (!ok) ctx->unsure = 1;
+    }
     while (p < end) {
         if (read_field(&p, end, &f, "attribute")) return -1;
         if (f.number == 1) {
@@ -338,6 +351,8 @@ int tracescore_key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *
     Slot *slot;
     PyObject *answer = kept_key(ctx, s, key, key_len, &slot), *needles;
     if (answer == NULL) return -1;
+    if (check_key && !(slot != NULL ? slot->text_ok : tracescore_check_text(key, key + key_len)))
+        ctx->unsure = 1;
     /* The table holds the answer split (its parts live as long as `answer`); the dict's, past
      * the table's fill, is split here. */
     PyObject *kept = slot != NULL ? slot->kept : split_kept(answer, &needles);

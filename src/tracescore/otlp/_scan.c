@@ -124,6 +124,17 @@ static PyObject *span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Py_ssize_t 
     return tuple_of(items, 17);
 }
 
+/* What a checking scan (Ctx.checking) asks of a field of a ResourceSpans or ScopeSpans: its
+ * tag and length, its schema_url (field 3) UTF-8, its resource or scope (field 1, of `kind`,
+ * with `depth` left inside) one validate_request accepts there. */
+static int checked_field(const uint8_t *start, const Field *f, int depth, int kind) {
+    if (!plain_field(start, f)) return 0;
+    if (f->wire != 2) return 1;
+    if (f->number == 1) return tracescore_check_message(kind, f->data, f->data + f->len, depth);
+    if (f->number == 3) return tracescore_check_text(f->data, f->data + f->len);
+    return 1;
+}
+
 /* Records mode of walk(): where decoded resources and shared strings come from. */
 typedef struct {
     Shared shared;
@@ -147,7 +158,9 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
     Field rs, g, h;
     if (out == NULL) return NULL;
     while (p < end) {
+        const uint8_t *field = p;
         if (read_field(&p, end, &rs, "request")) goto fail;
+        if (ctx->checking && !plain_field(field, &rs)) goto unsure;
         if (rs.number != 1 || rs.wire != 2) continue;
         i++;
         /* The resource may follow its scope_spans on the wire: find it first. */
@@ -155,8 +168,12 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
         const uint8_t *res = NULL;
         Py_ssize_t res_len = 0, j = -1;
         while (q < rs_end) {
+            field = q;
             if (read_field(&q, rs_end, &g, "resource_spans")) goto fail;
             if (g.number == 1 && g.wire == 2) { res = g.data; res_len = g.len; }
+            if (ctx->checking && !checked_field(field, &g, DEPTH_IN_RESOURCE_SPANS - 1,
+                                                CHECK_RESOURCE))
+                goto unsure;
         }
         PyObject *resource = bytes_of(res, res_len);
         if (resource != NULL && records != NULL) { /* the decoded dict, shared */
@@ -177,9 +194,15 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
             const uint8_t *scope_name = NULL;
             Py_ssize_t scope_len = 0, k = -1;
             while (r < ss_end) {
+                field = r;
                 if (read_field(&r, ss_end, &h, "scope_spans")) {
                     Py_DECREF(resource);
                     goto fail;
+                }
+                if (ctx->checking &&
+                    !checked_field(field, &h, DEPTH_IN_SCOPE_SPANS - 1, CHECK_SCOPE)) {
+                    Py_DECREF(resource);
+                    goto unsure;
                 }
                 if (h.number == 1 && h.wire == 2) {
                     const uint8_t *s = h.data, *s_end = h.data + h.len;
@@ -210,11 +233,12 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
                     Py_END_ALLOW_THREADS
                 }
                 if (records != NULL && records->grouping != NULL) {
-                    if (tracescore_group_span(ctx, &records->shared, records->grouping, h.data,
-                                              h.len, i, j, k, resource, scope) == 0)
-                        continue;
+                    int rc = tracescore_group_span(ctx, &records->shared, records->grouping,
+                                                   h.data, h.len, i, j, k, resource, scope);
+                    if (rc == 0 && !ctx->unsure) continue;
                     Py_DECREF(scope);
                     Py_DECREF(resource);
+                    if (rc == 0) goto unsure;
                     goto fail;
                 }
                 PyObject *item =
@@ -234,9 +258,15 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
         }
         Py_DECREF(resource);
     }
+    if (ctx->unsure) goto unsure;
     tracescore_values_clear(ctx);
     tracescore_table_clear(ctx);
     return out;
+unsure: /* a checking scan met what it cannot vouch for: validate_request decides */
+    tracescore_values_clear(ctx);
+    tracescore_table_clear(ctx);
+    Py_DECREF(out);
+    Py_RETURN_NONE;
 fail:
     tracescore_values_clear(ctx);
     tracescore_table_clear(ctx);
@@ -260,6 +290,7 @@ static PyObject *scan_spans(PyObject *self, PyObject *args) {
         return NULL;
     body_of(raw, &body);
     ctx.rule = NULL;
+    ctx.checking = ctx.unsure = 0;
     memset(ctx.table, 0, sizeof ctx.table);
     memset(ctx.values, 0, sizeof ctx.values);
     return walk(&ctx, &body, NULL);
@@ -311,10 +342,11 @@ static PyObject *scan_with(PyObject *args, const char *caller, int grouped) {
     Records *records = &tables->records;
     records->grouping = NULL;
     PyObject *rule = Py_None;
-    if (!PyArg_ParseTuple(args, "O!O!OOOnO!O!O|O", &PyBytes_Type, &raw, &PyDict_Type, &ctx->keys,
-                          &ctx->classify, &ctx->decode_value, &ctx->slow_kv, &ctx->overhead,
-                          &PyDict_Type, &records->shared.names, &PyDict_Type,
-                          &records->resources, &records->resource_fn, &rule)) {
+    ctx->checking = ctx->unsure = 0;
+    if (!PyArg_ParseTuple(args, "O!O!OOOnO!O!O|Op", &PyBytes_Type, &raw, &PyDict_Type,
+                          &ctx->keys, &ctx->classify, &ctx->decode_value, &ctx->slow_kv,
+                          &ctx->overhead, &PyDict_Type, &records->shared.names, &PyDict_Type,
+                          &records->resources, &records->resource_fn, &rule, &ctx->checking)) {
         tables_give(tables);
         return NULL;
     }
@@ -332,10 +364,12 @@ static PyObject *scan_with(PyObject *args, const char *caller, int grouped) {
         out = walk(ctx, &body, records);
         Py_CLEAR(records->shared.trace_ids);
         tracescore_shared_clear(&records->shared);
-        if (out != NULL && grouped) Py_SETREF(out, tracescore_grouping_result(records->grouping));
+        if (out != NULL && out != Py_None && grouped)
+            Py_SETREF(out, tracescore_grouping_result(records->grouping));
     }
     if (records->grouping != NULL) tracescore_grouping_free(records->grouping);
     records->grouping = NULL;
+    ctx->checking = ctx->unsure = 0;
     tables_give(tables);
     return out;
 }

@@ -53,6 +53,7 @@ struct Slot {
      * a callback that empties the caller's dict cannot free what the table points at. */
     PyObject *key, *answer;
     int rule;       /* what the kept key is to the candidate rule: RULE_* bits */
+    int text_ok;    /* whether the key's bytes are UTF-8 (a checking scan's question) */
     /* String values of the key found in / missing from the value table during this call:
      * a key whose values do not repeat (ids, arguments) stops looking them up there. */
     int value_hits, value_misses;
@@ -92,6 +93,10 @@ typedef struct {
     Py_ssize_t overhead;
     PyObject *rule; /* the agent-candidate rule (see Shared), or NULL */
     int used, values_used;
+    /* scan_grouped(..., check=True): the scan also tests what validate_request would, where
+     * it reads the bytes anyway; `unsure` once it met something it cannot vouch for (then the
+     * caller asks validate_request). Both 0 otherwise. */
+    int checking, unsure;
     Slot *first; /* the key of the last span's first attribute (see Slot.next), or NULL */
     Slot table[TABLE_SIZE];
     TextSlot values[VALUE_TABLE_SIZE];
@@ -393,5 +398,83 @@ PyObject *tracescore_cut_spans(PyObject *self, PyObject *args);
 PyObject *tracescore_span_has_key(PyObject *self, PyObject *args);
 /* _validate.c */
 PyObject *tracescore_validate_request(PyObject *self, PyObject *body);
+/* The checks of a checking scan (Ctx.checking): 1 when validate_request accepts [p, end) as
+ * what it says, there, else 0 (it may refuse, or the question is left to it). `depth`: the
+ * nesting validate_request has left inside that message (100 less the messages around it,
+ * the message itself included). */
+enum { CHECK_RESOURCE, CHECK_SCOPE, CHECK_KEY_VALUE, CHECK_EVENT, CHECK_LINK, CHECK_STATUS };
+int tracescore_check_message(int kind, const uint8_t *p, const uint8_t *end, int depth);
+/* A string field's bytes: UTF-8, as upb checks them. */
+int tracescore_check_text(const uint8_t *p, const uint8_t *end);
+/* An AnyValue payload of a KeyValue (depth: as for the KeyValue's contents). */
+int tracescore_check_any_value(const uint8_t *p, const uint8_t *end, int depth);
+/* Nesting left inside each message a checking scan reads (see tracescore_check_message). */
+#define DEPTH_IN_RESOURCE_SPANS 99
+#define DEPTH_IN_SCOPE_SPANS 98
+#define DEPTH_IN_SPAN 97
+
+/* Whether [p, end) is all ASCII, the common case, read a word at a time. A string lies inside
+ * the body [low, high): a short one is read as the word around it that stays inside. */
+static inline int tracescore_ascii_only(const uint8_t *p, const uint8_t *end,
+                                        const uint8_t *low, const uint8_t *high) {
+    const uint64_t top_bits = 0x8080808080808080ULL;
+    Py_ssize_t n = end - p;
+    uint64_t word, seen = 0;
+    if (n >= 8) {
+        for (; end - p > 8; p += 8) {
+            memcpy(&word, p, 8);
+            seen |= word;
+        }
+        memcpy(&word, end - 8, 8); /* the last 8 bytes, overlapping the loop's */
+        return ((seen | word) & top_bits) == 0;
+    }
+    if (n == 0) return 1;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (high - p >= 8) { /* the string's bytes are the word's low ones */
+        memcpy(&word, p, 8);
+        return ((word << (8 * (8 - n))) & top_bits) == 0;
+    }
+    if (end - low >= 8) { /* its high ones */
+        memcpy(&word, end - 8, 8);
+        return ((word >> (8 * (8 - n))) & top_bits) == 0;
+    }
+#endif
+    for (; p < end; p++) seen |= *p;
+    return (seen & 0x80) == 0;
+}
+
+/* Whether [p, end), an AnyValue payload, is one upb accepts in the usual encodings: empty, an
+ * ASCII string_value, a bool_value or int_value varint, or a double_value, alone ([low, high):
+ * the bytes around it that may be read, see tracescore_ascii_only). The validator's, and a
+ * checking scan's, inline. */
+static inline int tracescore_plain_any_value(const uint8_t *p, const uint8_t *end,
+                                             const uint8_t *low, const uint8_t *high) {
+    if (p == end) return 1;
+    uint8_t tag = *p++;
+    uint64_t value;
+    const uint8_t *at = p;
+    switch (tag) {
+    case 0x0A: /* string_value */
+        return read_varint(&p, end, &value) == 0 && p - at <= 5 &&
+               value == (uint64_t)(end - p) && tracescore_ascii_only(p, end, low, high);
+    case 0x10: /* bool_value */
+    case 0x18: /* int_value */
+        return read_varint(&p, end, &value) == 0 && p == end;
+    case 0x21: /* double_value */
+        return end - p == 8;
+    default:
+        return 0;
+    }
+}
+
+/* Whether a field read by next_field from `start` has a tag and length of at most 5 bytes, a
+ * tag of 32 bits and is no group: what validate_request takes of any field (a checking scan
+ * leaves anything else to it). */
+static inline int plain_field(const uint8_t *start, const Field *f) {
+    int n = 0;
+    while (start[n] >= 0x80) n++; /* next_field read this tag: it ends within 10 bytes */
+    if (n > 4 || (n == 4 && start[4] > 0x0F) || f->wire == 3) return 0;
+    return f->wire != 2 || f->data - (start + n + 1) <= 5;
+}
 
 #endif

@@ -7,6 +7,26 @@ static void parsed_clear(Parsed *s) {
     Py_CLEAR(s->events);
 }
 
+/* What a checking scan asks of a Span field it reads through next_field (see _scan.h): its
+ * tag and length, and the string or message in it where the schema has one. */
+static int checked_field(const uint8_t *start, const Field *f) {
+    if (!plain_field(start, f)) return 0;
+    if (f->wire != 2) return 1;
+    const uint8_t *p = f->data, *end = f->data + f->len;
+    int depth = DEPTH_IN_SPAN - 1;
+    switch (f->number) {
+    case 3: /* trace_state */
+    case 5: /* name */
+        return tracescore_check_text(p, end);
+    case 9: /* attributes: checked as they are read (_attributes.c) */
+        return 1;
+    case 11: return tracescore_check_message(CHECK_EVENT, p, end, depth);
+    case 13: return tracescore_check_message(CHECK_LINK, p, end, depth);
+    case 15: return tracescore_check_message(CHECK_STATUS, p, end, depth);
+    default: return 1; /* bytes, or unknown */
+    }
+}
+
 /* Read one Span message into *s; 0 on success, -1 (exception set, nothing owned) on error. */
 int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *s) {
     const uint8_t *p = data, *end = data + len;
@@ -20,6 +40,7 @@ int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed 
         /* Most fields of a span are attributes (field 9, wire 2: tag 0x4A): straight to them. */
         const uint8_t *q = p + 1;
         if (*p == 0x4A && read_varint(&q, end, &n) == 0 && n <= (uint64_t)(end - q)) {
+            if (ctx->checking && q - p > 6) ctx->unsure = 1; /* a length of over 5 bytes */
             if (tracescore_key_value(ctx, q, (Py_ssize_t)n, s)) goto fail;
             p = q + n;
             continue;
@@ -38,7 +59,11 @@ int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed 
                 if (*p == 0x0A) { s->trace = at; s->trace_len = size; }
                 else if (*p == 0x12) { s->sid = at; s->sid_len = size; }
                 else if (*p == 0x22) { s->parent = at; s->parent_len = size; }
-                else { s->name = at; s->name_len = size; }
+                else {
+                    s->name = at;
+                    s->name_len = size;
+                    if (ctx->checking && !tracescore_check_text(at, at + size)) ctx->unsure = 1;
+                }
                 p = at + size;
                 continue;
             }
@@ -62,7 +87,9 @@ int tracescore_parse_span(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed 
         default:
             break;
         }
+        const uint8_t *field = p;
         if (read_field(&p, end, &f, "span")) goto fail;
+        if (ctx->checking && !checked_field(field, &f)) ctx->unsure = 1;
         switch (f.number) {
         case 1: if (f.wire == 2) { s->trace = f.data; s->trace_len = f.len; } break;
         case 2: if (f.wire == 2) { s->sid = f.data; s->sid_len = f.len; } break;

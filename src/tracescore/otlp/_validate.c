@@ -140,57 +140,6 @@ static int utf8_valid(const uint8_t *p, const uint8_t *end) {
 static const uint8_t *walk_message(Walk *w, const Schema *schema, const uint8_t *p,
                                    const uint8_t *end, uint32_t group);
 
-/* Whether [p, end) is all ASCII, the common case, read a word at a time. A string lies inside
- * the body [low, high): a short one is read as the word around it that stays inside. */
-static inline int ascii_only(const uint8_t *p, const uint8_t *end, const uint8_t *low,
-                             const uint8_t *high) {
-    const uint64_t top_bits = 0x8080808080808080ULL;
-    Py_ssize_t n = end - p;
-    uint64_t word, seen = 0;
-    if (n >= 8) {
-        for (; end - p > 8; p += 8) {
-            memcpy(&word, p, 8);
-            seen |= word;
-        }
-        memcpy(&word, end - 8, 8); /* the last 8 bytes, overlapping the loop's */
-        return ((seen | word) & top_bits) == 0;
-    }
-    if (n == 0) return 1;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (high - p >= 8) { /* the string's bytes are the word's low ones */
-        memcpy(&word, p, 8);
-        return ((word << (8 * (8 - n))) & top_bits) == 0;
-    }
-    if (end - low >= 8) { /* its high ones */
-        memcpy(&word, end - 8, 8);
-        return ((word >> (8 * (8 - n))) & top_bits) == 0;
-    }
-#endif
-    for (; p < end; p++) seen |= *p;
-    return (seen & 0x80) == 0;
-}
-
-/* Whether [p, end), an AnyValue payload, is one upb accepts in the usual encodings: empty, an
- * ASCII string_value, a bool_value or int_value varint, or a double_value, alone. */
-static int plain_any_value(const Walk *w, const uint8_t *p, const uint8_t *end) {
-    if (p == end) return 1;
-    uint8_t tag = *p++;
-    uint64_t value;
-    const uint8_t *at = p;
-    switch (tag) {
-    case 0x0A: /* string_value */
-        return read_varint(&p, end, &value) == 0 && p - at <= 5 &&
-               value == (uint64_t)(end - p) && ascii_only(p, end, w->body, w->body_end);
-    case 0x10: /* bool_value */
-    case 0x18: /* int_value */
-        return read_varint(&p, end, &value) == 0 && p == end;
-    case 0x21: /* double_value */
-        return end - p == 8;
-    default:
-        return 0;
-    }
-}
-
 /* Whether [p, end), a KeyValue payload, is one upb accepts in the usual encoding: an ASCII
  * key, then at most one value that plain_any_value accepts, with room for the value's nesting
  * under the depth limit. 0 leaves it to walk_message, which gives the verdict: attributes are
@@ -199,13 +148,14 @@ static int plain_key_value(const Walk *w, const uint8_t *p, const uint8_t *end) 
     if (w->depth < 1 || end - p < 2 || p[0] != 0x0A || p[1] >= 0x80 || p[1] > end - p - 2)
         return 0;
     const uint8_t *key = p + 2, *key_end = key + p[1];
-    if (!ascii_only(key, key_end, w->body, w->body_end)) return 0;
+    if (!tracescore_ascii_only(key, key_end, w->body, w->body_end)) return 0;
     if (key_end == end) return 1;
     p = key_end;
     uint64_t value;
     const uint8_t *at = ++p;
     return key_end[0] == 0x12 && read_varint(&p, end, &value) == 0 && p - at <= 5 &&
-           value == (uint64_t)(end - p) && plain_any_value(w, p, end);
+           value == (uint64_t)(end - p) &&
+           tracescore_plain_any_value(p, end, w->body, w->body_end);
 }
 
 /* How many `number` fields sent length-delimited come before `stop` in the message at
@@ -281,7 +231,8 @@ static const uint8_t *walk_message(Walk *w, const Schema *schema, const uint8_t 
                 return fail(w, field, "malformed length");
             if (value > (uint64_t)(end - p))
                 return fail(w, field, "length runs past the end of its message");
-            if (rule->kind == TEXT && !ascii_only(p, p + value, w->body, w->body_end) &&
+            if (rule->kind == TEXT &&
+                !tracescore_ascii_only(p, p + value, w->body, w->body_end) &&
                 !utf8_valid(p, p + value)) {
                 fail(w, field, "invalid UTF-8");
                 record_step(w, rule, number, start, field);
@@ -317,6 +268,42 @@ static const uint8_t *walk_message(Walk *w, const Schema *schema, const uint8_t 
     }
     if (group != NOT_GROUP) return fail(w, end, "group without its end-group tag");
     return p;
+}
+
+/* The checks a checking scan asks of the parts it reads (see _scan.h): the same walk, on one
+ * message, its verdict only. */
+static const Schema *const CHECKED[] = {
+    [CHECK_RESOURCE] = &RESOURCE, [CHECK_SCOPE] = &SCOPE, [CHECK_KEY_VALUE] = &KEY_VALUE,
+    [CHECK_EVENT] = &EVENT,       [CHECK_LINK] = &LINK,   [CHECK_STATUS] = &STATUS,
+};
+
+/* A walk of [p, end) with `depth` left. Its path is left unset, not zeroed: 3 KiB, and these
+ * run per attribute (the path is written before it is read, on the error path only). */
+static inline void walk_start(Walk *w, const uint8_t *p, const uint8_t *end, int depth) {
+    w->depth = depth;
+    w->problem = NULL;
+    w->at = 0;
+    w->body = p;
+    w->body_end = end;
+    w->steps = 0;
+}
+
+int tracescore_check_message(int kind, const uint8_t *p, const uint8_t *end, int depth) {
+    Walk w;
+    walk_start(&w, p, end, depth);
+    if (kind == CHECK_KEY_VALUE && plain_key_value(&w, p, end)) return 1;
+    return walk_message(&w, CHECKED[kind], p, end, NOT_GROUP) != NULL;
+}
+
+int tracescore_check_text(const uint8_t *p, const uint8_t *end) {
+    return tracescore_ascii_only(p, end, p, end) || utf8_valid(p, end);
+}
+
+int tracescore_check_any_value(const uint8_t *p, const uint8_t *end, int depth) {
+    Walk w;
+    walk_start(&w, p, end, depth - 1);
+    if (depth >= 1 && tracescore_plain_any_value(p, end, p, end)) return 1;
+    return w.depth >= 0 && walk_message(&w, &ANY_VALUE, p, end, NOT_GROUP) != NULL;
 }
 
 /* "resource_spans[0].scope_spans[1].spans[3].name: invalid UTF-8 (byte 1234)"; of a path

@@ -14,10 +14,17 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from tracescore.errors import InputError
 from tracescore.otlp.decode import DecodeResult, KeyFilter
+from tracescore.otlp.grouping import Grouped
 from tracescore.otlp.native import extension
 from tracescore.otlp.scan import SpanReader, decode_any_value
 
-__all__ = ["check_proto_request", "decode_any_value", "decode_proto_request", "parse_proto_request"]
+__all__ = [
+    "check_and_group",
+    "check_proto_request",
+    "decode_any_value",
+    "decode_proto_request",
+    "parse_proto_request",
+]
 
 _ZERO16 = bytes(16)
 _ZERO8 = bytes(8)
@@ -42,6 +49,19 @@ def check_proto_request(body: bytes, source: str = "request") -> None:
     problem = _validate_request(body)
     if problem is not None:
         raise InputError(f"{source}: not an OTLP ExportTraceServiceRequest: {problem}")
+
+
+def check_and_group(reader: SpanReader, body: bytes, source: str = "request") -> Grouped:
+    """`check_proto_request(body, source)`, then `reader.grouped(body)`, in one walk of the
+    bytes where the native scanner can vouch for them (`SpanReader.checked_grouped`): the
+    same verdict, the same InputError, the same groups. The refusal is decided before
+    anything is returned, so nothing of a refused request is taken; only the reader's caches
+    may have seen its keys, as with any scan. Scan errors raise as `grouped`'s do."""
+    grouped = reader.checked_grouped(body)
+    if grouped is None:  # not vouched for: the validator's verdict, then the plain scan
+        check_proto_request(body, source)
+        grouped = reader.grouped(body)
+    return grouped
 
 
 def decode_proto_request(

@@ -209,11 +209,29 @@ class SpanReader:
         out: Grouped = self._native(_scan_grouped, body)
         return out
 
-    def _native(self, scan: Any, body: bytes) -> Any:
+    def checked_grouped(self, body: bytes) -> Grouped | None:
+        """`grouped` of bytes nobody checked yet, or None where it cannot vouch that
+        `otlp.proto.check_proto_request` accepts them (then the caller asks it, and scans
+        again if they pass: `otlp.proto.check_and_group`). Natively the scan also makes the
+        validator's checks where it reads the bytes anyway (tags, lengths, UTF-8 of strings,
+        the parts it skips walked by the validator's own code); it leaves anything unusual
+        (groups, long tags, nesting) to the validator. Checking the request beforehand walked
+        it once more: ~2,100 instructions per span of the capacity stream, about half of that
+        saved. Without the extension: always None. Raises nothing the scan raises: None."""
+        if _scan_grouped is None:
+            return None
+        try:
+            out: Grouped | None = self._native(_scan_grouped, body, check=True)
+        except Exception:  # unreadable, or a callback failed: the validator decides first
+            return None
+        return out
+
+    def _native(self, scan: Any, body: bytes, check: bool = False) -> Any:
         """`scan` (scan_records or scan_grouped) over `body` with this reader's settings."""
         out = scan(
             body, self._keys, self._classify, _decode_value_bytes, self._slow_kv,
             ATTRIBUTE_OVERHEAD, self._names, self._resources, self.resource, self._candidates,
+            check,
         )  # fmt: skip
         self._trim()
         return out

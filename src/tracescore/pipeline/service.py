@@ -259,6 +259,11 @@ class Pipeline:
         """Checked request bytes scanned for `consume`; safe in a worker thread."""
         return self.assembler.scan(body)
 
+    def checked_scan(self, body: bytes) -> Grouped:
+        """Request bytes checked against the OTLP schema and scanned for `consume`, in one
+        walk where the native scanner can vouch for them; safe in a worker thread."""
+        return self.assembler.checked_scan(body)
+
     def consume(
         self,
         request: ExportTraceServiceRequest | None,

@@ -68,6 +68,12 @@ class TraceConsumer(Protocol):
         """Checked bytes read for `consume`, touching nothing else: safe in a worker thread."""
         ...
 
+    def checked_scan(self, body: bytes) -> Any:
+        """`check_protobuf` and `scan` of protobuf bytes, in one walk where the scanner can
+        vouch for them: InputError for what `check_protobuf` refuses, before anything is
+        taken. Touches nothing else: safe in a worker thread."""
+        ...
+
     @property
     def consuming(self) -> bool:
         """A request is being taken in slices: `consume` must wait, through `consume_sliced`."""
@@ -164,12 +170,12 @@ async def check_and_consume(consumer: TraceConsumer, body: bytes) -> ConsumeResu
     """`check_protobuf` and `consume` of a protobuf body, a large one read off the loop and
     taken in slices that let the loop answer other requests (and /healthz) meanwhile."""
     if len(body) < OFFLOAD_BYTES:
-        check_protobuf(body)
+        scanned = consumer.checked_scan(body)  # refused here, before anything is taken
         if not consumer.consuming:
-            return consumer.consume(None, body)
-        return await _in_turn(consumer, None, body, None)
-    scanned = await asyncio.to_thread(_check_and_scan, consumer, body)
-    return await _in_turn(consumer, None, body, scanned)
+            return consumer.consume(None, body, scanned)
+        return await _in_turn(consumer, None, body, scanned)
+    scanned = await asyncio.to_thread(consumer.checked_scan, body)
+    return await _in_turn(consumer, None, body, scanned, large=True)
 
 
 async def consume_parsed(
@@ -186,10 +192,12 @@ def _in_turn(
     request: ExportTraceServiceRequest | None,
     body: bytes | None,
     scanned: Any,
+    large: bool = False,
 ) -> asyncio.Future[ConsumeResult]:
     """`consume_sliced` shielded: a cancelled handler (a client gone, shutdown) must not stop
-    a request halfway through its bookkeeping; it runs to its end, answered or not."""
-    return asyncio.shield(_consume_and_release(consumer, request, body, scanned))
+    a request halfway through its bookkeeping; it runs to its end, answered or not. What a
+    `large` request's scan did not keep is freed off the loop."""
+    return asyncio.shield(_consume_and_release(consumer, request, body, scanned, large))
 
 
 async def _consume_and_release(
@@ -197,20 +205,16 @@ async def _consume_and_release(
     request: ExportTraceServiceRequest | None,
     body: bytes | None,
     scanned: Any,
+    large: bool,
 ) -> ConsumeResult:
     try:
         return await consumer.consume_sliced(request, body, scanned)
     finally:
-        if scanned is not None:
+        if large:
             # What the request did not keep is freed in the worker thread, a group at a
             # time: freeing 512k records took a second.
             await asyncio.to_thread(_release, scanned)
             del scanned
-
-
-def _check_and_scan(consumer: TraceConsumer, body: bytes) -> Any:
-    check_protobuf(body)
-    return consumer.scan(body)
 
 
 def _release(scanned: Any) -> None:
