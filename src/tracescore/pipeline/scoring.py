@@ -31,9 +31,9 @@ from tracescore.scenarios import RunResult, evaluate_run, is_sampled, matches
 from tracescore.trajectory import (
     BuildOptions,
     KeepKey,
+    agent_name_of,
     attribute_filter,
     build_trajectories,
-    classify,
 )
 
 __all__ = [
@@ -75,10 +75,7 @@ def agent_name(record: SpanRecord) -> str | None:
     """The agent name of an agent span ("" when unnamed); None for any other span."""
     if not AGENT_CANDIDATES.matches(record):
         return None
-    view = classify(record, _OPTIONS)
-    if view is None or view.role != "agent":
-        return None
-    return view.agent_name or ""
+    return agent_name_of(record, _OPTIONS)
 
 
 def key_filter(config: Config) -> KeepKey:

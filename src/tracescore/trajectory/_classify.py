@@ -15,7 +15,15 @@ from typing import TypeAlias, overload
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import Reading
-from tracescore.trajectory._genai import GENAI, MODEL_USAGE_KEYS, READERS, read_tool, tool_execution
+from tracescore.trajectory._genai import (
+    GENAI,
+    MODEL_USAGE_KEYS,
+    READERS,
+    agent_name_of_agent_span,
+    read_agent,
+    read_tool,
+    tool_execution,
+)
 from tracescore.trajectory._mastra import MASTRA
 from tracescore.trajectory._messages import ERROR_RESULT_NEEDLES
 from tracescore.trajectory._openinference import OPENINFERENCE
@@ -33,6 +41,7 @@ __all__ = [
     "READING_CONDITIONS",
     "READING_KEYS",
     "KeepKey",
+    "agent_name_of",
     "attribute_filter",
     "classify",
     "needed_attribute",
@@ -193,6 +202,29 @@ def classify(
     return clean_view(merged) if merged is not None else None
 
 
+def agent_name_of(span: SpanRecord, options: BuildOptions) -> str | None:
+    """The agent name `classify(span, options)` gives an agent span ("" when unnamed), or
+    None when it is no agent span. Where GenAI's own dispatch reads the span as an
+    `invoke_agent` one (`read_agent`, whose view is always an agent's and needs no cleaning),
+    only its name is read: the assembler asks this of every candidate span at ingest, and
+    the whole view (messages, tool definitions) cost ~20,000 instructions a span."""
+    attrs = span.attributes
+    if (
+        attrs.get(_OPERATION) == _INVOKE_AGENT
+        and _GENAI_READERS.get(_INVOKE_AGENT) is _read_agent
+        and _GENAI_CLEAN
+        and _OTHER_MARKERS.isdisjoint(attrs)
+        and span.scope != _PYDANTIC_AI_SCOPE
+        and not span.name.startswith(_AI_SPAN_PREFIX)
+        and attrs[_OPERATION].__class__ is str
+    ):
+        return _agent_name_of_agent_span(span) or ""
+    view = classify(span, options)
+    if view is None or view.role != "agent":
+        return None
+    return view.agent_name or ""
+
+
 def classify_every_convention(span: SpanRecord, options: BuildOptions) -> SpanView | None:
     """`classify` without the marker dispatch: every reader is asked (tests compare both)."""
     views: list[SpanView] = []
@@ -219,6 +251,9 @@ _OPERATION = semconv.GEN_AI_OPERATION_NAME
 _read_genai = GENAI.read
 _READ_TOOL = read_tool
 _tool_execution = tool_execution
+_read_agent = read_agent
+_agent_name_of_agent_span = agent_name_of_agent_span
+_INVOKE_AGENT = semconv.OP_INVOKE_AGENT
 _GENAI_READERS = READERS
 _GENAI_NAME = GENAI.name
 _GENAI_CLEAN = GENAI.clean

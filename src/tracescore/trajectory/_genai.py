@@ -48,6 +48,7 @@ __all__ = [
     "GENAI",
     "MODEL_USAGE_KEYS",
     "READERS",
+    "agent_name_of_agent_span",
     "cut",
     "read_agent",
     "read_model",
@@ -136,19 +137,23 @@ def tool_execution(span: SpanRecord, options: BuildOptions) -> ToolValues:
     return (name, call_id, failed, error_type, message, arguments, result, None)
 
 
+def agent_name_of_agent_span(span: SpanRecord) -> str | None:
+    """The agent name `read_agent` gives an `invoke_agent` span (None: unnamed)."""
+    attrs = span.attributes
+    return (
+        as_text(attrs.get(semconv.GEN_AI_AGENT_NAME))
+        or name_suffix(span.name, semconv.OP_INVOKE_AGENT)
+        or as_text(attrs.get(semconv.GEN_AI_AGENT_ID))
+    )
+
+
 def read_agent(span: SpanRecord, options: BuildOptions, convention: str) -> SpanView:
     """An `invoke_agent` span: who ran, what was asked, what was answered."""
     attrs = span.attributes
     limit = options.max_value_chars
     inputs = parse_messages(attrs.get(semconv.GEN_AI_INPUT_MESSAGES))
     outputs = openai_message_parts(parse_messages(attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES)))
-    view = SpanView(
-        "agent",
-        convention,
-        agent_name=as_text(attrs.get(semconv.GEN_AI_AGENT_NAME))
-        or name_suffix(span.name, semconv.OP_INVOKE_AGENT)
-        or as_text(attrs.get(semconv.GEN_AI_AGENT_ID)),
-    )
+    view = SpanView("agent", convention, agent_name=agent_name_of_agent_span(span))
     # Most agent spans record no messages (content capture off): nothing more to read.
     if inputs:
         view.input = cut(first_user_text(inputs), limit)
