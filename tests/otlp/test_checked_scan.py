@@ -23,6 +23,12 @@ from tracescore.otlp import native, proto, scan
 from tracescore.otlp.scan import CandidateRule, SpanReader
 from tracescore.trajectory import needed_attribute
 
+validate_request: Any = None
+if scan.NATIVE:
+    from tracescore.otlp._scan import (  # type: ignore[import-not-found]
+        validate_request,
+    )
+
 _RULE = CandidateRule("gen_ai.operation.name", "invoke_agent", "invoke_agent", ("k",))
 
 
@@ -139,3 +145,15 @@ def test_an_unreadable_request_upb_accepts_still_raises_the_scans_error(
     assert reader.checked_grouped(SAMPLES[0]) is None
     with pytest.raises(ValueError, match="resource callback failed"):
         proto.check_and_group(reader, SAMPLES[0])
+
+
+@pytest.mark.parametrize("at", [0, 15, 16, 31, 32, 33, 63, 64, 95, 96, 97, 99])
+@pytest.mark.parametrize("byte", [b"\xff", b"\xc3\xa9"])
+def test_long_strings_are_checked_through_every_block(at: int, byte: bytes) -> None:
+    # ASCII is checked 32 bytes a step in long strings, then 8, then the last 8: a byte past
+    # ASCII anywhere in a 100-byte name or attribute value gets upb's verdict.
+    at = min(at, 100 - len(byte))
+    text = b"a" * at + byte + b"a" * (100 - at - len(byte))
+    for body in (_span(_ld(5, text)), _span(_ld(9, b"\x0a\x01k\x12\x66\x0a\x64" + text))):
+        assert (validate_request(body) is None) == upb_accepts(body) == (byte != b"\xff")
+        assert (SpanReader(None, _RULE).checked_grouped(body) is None) == (byte == b"\xff")

@@ -413,6 +413,10 @@ int tracescore_check_any_value(const uint8_t *p, const uint8_t *end, int depth);
 #define DEPTH_IN_SCOPE_SPANS 98
 #define DEPTH_IN_SPAN 97
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /* Whether [p, end) is all ASCII, the common case, read a word at a time. A string lies inside
  * the body [low, high): a short one is read as the word around it that stays inside. */
 static inline int tracescore_ascii_only(const uint8_t *p, const uint8_t *end,
@@ -421,6 +425,15 @@ static inline int tracescore_ascii_only(const uint8_t *p, const uint8_t *end,
     Py_ssize_t n = end - p;
     uint64_t word, seen = 0;
     if (n >= 8) {
+#ifdef __SSE2__
+        if (n > 32) { /* 32 bytes a step: tool arguments, results and messages are long */
+            __m128i any = _mm_setzero_si128();
+            for (; end - p > 32; p += 32)
+                any = _mm_or_si128(any, _mm_or_si128(_mm_loadu_si128((const __m128i *)p),
+                                                     _mm_loadu_si128((const __m128i *)(p + 16))));
+            if (_mm_movemask_epi8(any)) return 0;
+        }
+#endif
         for (; end - p > 8; p += 8) {
             memcpy(&word, p, 8);
             seen |= word;
