@@ -23,7 +23,8 @@ def test_a_refused_request_leaves_the_assembler_untouched() -> None:
     assembler = harness.assembler
     body = request_bodies(_FIXTURE)[0]
     bad = body + _ld(1, _ld(3, b"\xff"))  # a valid request, then an invalid schema_url
-    with pytest.raises(InputError, match=r"resource_spans\[\d+\]\.schema_url: invalid UTF-8"):
+    # the validator's message natively (it names the field), upb's without the extension
+    with pytest.raises(InputError, match="body: not an OTLP ExportTraceServiceRequest: "):
         assembler.checked_scan(bad)
     assert (assembler.runs, assembler.spans, harness.forwarded) == (0, 0, [])
     result = assembler.consume(None, body, assembler.checked_scan(body))
