@@ -156,6 +156,38 @@ def test_tool_names_are_capped_and_the_rest_folded_into_other() -> None:
     assert other == [15.0]
 
 
+def test_counts_read_between_runs_fold_and_add_up_as_counted_at_once() -> None:
+    # A run's counts wait until a read settles them: reads in between change nothing.
+    tools = [f"tool_{i % 9}" for i in range(30)]
+    at_once, read_often = Telemetry(max_values=5), Telemetry(max_values=5)
+    for i, tool in enumerate(tools):
+        at_once.record_run(run(agent=f"agent_{i % 3}", tools=(tool, "charge_card")))
+        read_often.record_run(run(agent=f"agent_{i % 3}", tools=(tool, "charge_card")))
+        if i % 4 == 0:
+            read_often.render_prometheus()
+            read_often.value(semconv.METRIC_RUNS)
+    assert read_often.render_prometheus() == at_once.render_prometheus()
+    # Five names kept, in the order first counted: tool_0, charge_card, tool_1, tool_2, tool_3.
+    ok = {semconv.TOOL_CALL_STATUS: "ok"}
+    first = at_once.value(semconv.METRIC_TOOL_CALLS, {semconv.GEN_AI_TOOL_NAME: "tool_0"} | ok)
+    assert first == 4  # calls 0, 9, 18, 27
+    other = {semconv.GEN_AI_TOOL_NAME: semconv.OTHER_VALUE} | ok
+    assert at_once.value(semconv.METRIC_TOOL_CALLS, other) == 5 * 3  # tool_4 to tool_8
+
+
+def test_counts_survive_the_series_memos_filling_up() -> None:
+    # Memos of series (and of waiting tool calls) are bounded and cleared when full; what
+    # waits in them is settled first.
+    t = Telemetry(max_values=10)
+    for i in range(5_000):
+        t.record_run(run(agent=f"agent_{i}", tools=(f"tool_{i}",)))
+    families = parse_prometheus(t.render_prometheus())
+    assert sum(s[2] for s in families["tracescore_runs_total"].samples) == 5_000
+    assert sum(s[2] for s in families["tracescore_tool_calls_total"].samples) == 5_000
+    results = families["tracescore_evaluation_results_total"].samples
+    assert sum(s[2] for s in results) == 3 * 5_000
+
+
 def test_no_trace_id_ever_becomes_a_metric_attribute() -> None:
     t = Telemetry()
     t.record_run(run())

@@ -213,6 +213,7 @@ class Telemetry:
         wanted = attributes or {}
         key = tuple((k, wanted[k]) for k in spec.keys if k in wanted)
         with self._lock:
+            self._scored.settle()
             return self._tallies[name].get(key, 0)
 
     def render_prometheus(self) -> str:
@@ -262,6 +263,7 @@ class Telemetry:
 
         def observe(options: CallbackOptions) -> list[Observation]:
             with self._lock:
+                self._scored.settle()  # scored runs' counts wait until read (run_metrics.py)
                 return [Observation(v, dict(k)) for k, v in series.items()]
 
         return observe
