@@ -1,17 +1,17 @@
-"""Instructions of scoring and emitting alone: bench/pipeline_cpu.py with the trajectory build
-left out, for callgrind to count.
+"""Instructions of scoring and emitting alone: bench/pipeline_cpu.py with only that part
+counted by callgrind.
 
     valgrind --tool=callgrind --callgrind-out-file=/dev/null --toggle-collect=starmap_next \\
         .venv/bin/python bench/emit_cpu.py --mix checks --stream capacity --passes 1  # and 3
 
-Same arguments and output as bench/pipeline_cpu.py. `RunScorer.score_traces` and the held
-spans' annotation run inside an `itertools.starmap` (a C function nothing in the service
-calls), and so does the trajectory build inside `score_traces`: callgrind's
-`--toggle-collect=starmap_next` switches counting on when scoring starts, off again while a
-trajectory is built and on after it, so what it counts is scoring, counting the run in the
-metrics, its evaluation events, its score attributes and annotating its held spans, without
-receiving, assembling, building or forwarding. (I(3) - I(1)) over two passes' spans is that
-part's instructions per span.
+Same arguments and output as bench/pipeline_cpu.py. Each stage after a run is built runs
+inside an `itertools.starmap` (a C function nothing in the service calls), and callgrind's
+`--toggle-collect=starmap_next` counts only inside it: scoring and counting a trace's runs
+(`RunScorer._scored_runs`), their evaluation events, judges' hand-off and score attributes
+(`RunScorer._emit`), the logs request (`EvaluationLogs.encode`) and annotating the held spans
+(`annotate_span_bytes`); not receiving, assembling, building or forwarding. The stages are
+never nested (a toggle inside a toggle would switch counting off). (I(3) - I(1)) over two
+passes' spans is that part's instructions per span.
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ def counted(function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-scoring.RunScorer.score_traces = counted(scoring.RunScorer.score_traces)  # type: ignore[method-assign]
-scoring.RunScorer._trajectories = counted(scoring.RunScorer._trajectories)  # type: ignore[method-assign]
+scoring.RunScorer._scored_runs = counted(scoring.RunScorer._scored_runs)  # type: ignore[method-assign]
+scoring.RunScorer._emit = counted(scoring.RunScorer._emit)  # type: ignore[method-assign]
+scoring.EvaluationLogs.encode = counted(scoring.EvaluationLogs.encode)  # type: ignore[method-assign]
 service.annotate_span_bytes = counted(service.annotate_span_bytes)  # type: ignore[assignment]
 
 _spec = importlib.util.spec_from_file_location(
