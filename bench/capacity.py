@@ -446,8 +446,9 @@ def main() -> int:
     parser.add_argument(
         "--discard-grpc-server",
         choices=["threads", "aio"],
-        default="threads",
-        help="parse-and-discard's gRPC server: grpcio's threaded one (as serve) or grpc.aio",
+        default="aio",
+        help="parse-and-discard's gRPC server: grpc.aio's (faster when it does nothing else:"
+        " 512k+ against 312k spans/s) or grpcio's threaded one (serve's)",
     )
     parser.add_argument("--export-compression", choices=["gzip", "none"])
     parser.add_argument(

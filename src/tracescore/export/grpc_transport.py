@@ -1,5 +1,11 @@
-"""OTLP/gRPC exports over grpcio's asyncio API: one channel, the three collector services' Export
-methods, called with the request's bytes as they are.
+"""OTLP/gRPC exports: one grpcio channel, the three collector services' Export methods, called
+with the request's bytes as they are.
+
+Calls are made with grpcio's threaded API and their completion handed to the event loop in one
+callback, not with grpc.aio: a grpc.aio call takes several loop iterations, and the service's
+loop also scores runs in slices of a few milliseconds, so under load exports lagged, the export
+queue filled and requests were refused with CPU to spare (the same cause as grpc.aio's server:
+see `bench/loop_turns.py` and docs/performance.md).
 
 Requests travel as serialized bytes end to end: the generated services' method paths are called
 with an identity serializer, so a request the receiver forwards untouched is never parsed or
@@ -12,11 +18,12 @@ means the backend does not serve the signal; everything else is permanent.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Any
 from urllib.parse import urlsplit
 
 import grpc
-import grpc.aio
 
 # googleapis-common-protos ships .pyi stubs but no py.typed marker.
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
@@ -54,7 +61,7 @@ class GrpcTransport:
         self._target = f"{parts.hostname}:{parts.port or 4317}"
         self._secure = parts.scheme == "https"
         self._metadata = tuple((k.lower(), v) for k, v in settings.headers.items())
-        self._channel: grpc.aio.Channel | None = None
+        self._channel: grpc.Channel | None = None
         self._calls: dict[str, Any] = {}
 
     async def start(self) -> None:
@@ -67,14 +74,14 @@ class GrpcTransport:
             ("grpc.max_reconnect_backoff_ms", max(100, int(retry.max_interval * 1000))),
         ]
         if self._secure:
-            self._channel = grpc.aio.secure_channel(
+            self._channel = grpc.secure_channel(
                 self._target,
                 grpc_credentials(self._settings.tls),
                 options=options,
                 compression=compression,
             )
         else:
-            self._channel = grpc.aio.insecure_channel(
+            self._channel = grpc.insecure_channel(
                 self._target, options=options, compression=compression
             )
         for signal, service in _SERVICES.items():
@@ -89,17 +96,36 @@ class GrpcTransport:
         return body  # grpc compresses in its C core, off the event loop
 
     async def send(self, signal: str, body: bytes) -> Attempt:
+        loop = asyncio.get_running_loop()
+        finished: asyncio.Future[None] = loop.create_future()
+        call = self._calls[signal].future(
+            body, timeout=self._settings.timeout, metadata=self._metadata
+        )
+
+        def on_done(_: object) -> None:  # on a grpcio thread (or here, if already done)
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+                loop.call_soon_threadsafe(_settle, finished)
+
+        call.add_done_callback(on_done)
         try:
-            response = await self._calls[signal](
-                body, timeout=self._settings.timeout, metadata=self._metadata
-            )
-        except grpc.aio.AioRpcError as exc:
+            await finished
+        except asyncio.CancelledError:
+            call.cancel()
+            raise
+        try:
+            response = call.result()
+        except grpc.RpcError as exc:
             return _grpc_failure(exc)
         return partial_success(signal, response)
 
     async def close(self) -> None:
         if self._channel is not None:
-            await self._channel.close(grace=None)
+            self._channel.close()
+
+
+def _settle(finished: asyncio.Future[None]) -> None:
+    if not finished.done():
+        finished.set_result(None)
 
 
 def grpc_credentials(tls: ClientTlsSettings | None) -> grpc.ChannelCredentials:
@@ -119,7 +145,8 @@ def grpc_credentials(tls: ClientTlsSettings | None) -> grpc.ChannelCredentials:
     )
 
 
-def _grpc_failure(exc: grpc.aio.AioRpcError) -> Attempt:
+def _grpc_failure(exc: Any) -> Attempt:
+    """The attempt a failed call was (`exc`: grpcio's RpcError, which is also its Call)."""
     code = exc.code()
     reason = code.name.lower() if code is not None else "unknown"
     details = exc.details() or ""
