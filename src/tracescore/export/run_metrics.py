@@ -194,15 +194,7 @@ class ScoredRuns:
                 point = self._bulk.point(s.METRIC_EVALUATION_SCORE, key)
                 series = self._memo(by_name, score.name, _ScoreSeries(key, point, base))
             value = score.value
-            # `score_result`, inline: it runs for every score.
-            if score.error is not None:
-                verdict = semconv.RESULT_ERROR
-            elif value is None:
-                verdict = semconv.RESULT_UNSCORABLE
-            elif score.passed is None:
-                verdict = semconv.RESULT_SCORED
-            else:
-                verdict = semconv.RESULT_PASSED if score.passed else semconv.RESULT_FAILED
+            verdict = score_result(score)
             waiting = series.waiting
             n = waiting.get(verdict)
             if n is None:
