@@ -24,7 +24,7 @@ def test_explanation_frames_match_upb(char: str) -> None:
     for n in LENGTHS:
         text = char * (n // len(char.encode())) + "x" * (n % len(char.encode()))
         score = dataclasses.replace(scored_run().scores[0], explanation=text)
-        record = events._record(score, "agent", "scenario", b"", b"")
+        record = events.encode_records((score,), "agent", "scenario", b"", b"")
         key = semconv.GEN_AI_EVALUATION_EXPLANATION
         attribute = KeyValue(key=key, value=AnyValue(string_value=text))
         want = LogRecord(attributes=[attribute]).SerializeToString()  # that field alone

@@ -172,14 +172,6 @@ _EXPLANATION = semconv.GEN_AI_EVALUATION_EXPLANATION
 _pack_double = wire.DOUBLE.pack
 
 
-def _record(
-    score: Score, agent: str | None, scenario: str | None, start: bytes, end: bytes
-) -> bytes:
-    """One framed element of `ScopeLogs.log_records` (`start`: the timestamp; `end`: the ids,
-    observed time and event name)."""
-    return b"".join(_record_parts((score,), agent, scenario, start, end))
-
-
 def encode_records(
     scores: tuple[Score, ...], agent: str | None, scenario: str | None, start: bytes, end: bytes
 ) -> bytes:
