@@ -255,10 +255,6 @@ class Pipeline:
             self.storage.check_capacity()
         self.assembler.check_capacity()
 
-    def scan(self, body: bytes) -> Grouped:
-        """Checked request bytes scanned for `consume`; safe in a worker thread."""
-        return self.assembler.scan(body)
-
     def checked_scan(self, body: bytes) -> Grouped:
         """Request bytes checked against the OTLP schema and scanned for `consume`, in one
         walk where the native scanner can vouch for them; safe in a worker thread."""

@@ -17,7 +17,6 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from tracescore.config.serve import ServerTlsSettings
 from tracescore.errors import InputError, OverloadedError
-from tracescore.otlp.proto import check_proto_request
 
 __all__ = [
     "OFFLOAD_BYTES",
@@ -27,7 +26,6 @@ __all__ = [
     "TraceConsumer",
     "bearer_ok",
     "check_and_consume",
-    "check_protobuf",
     "committed",
     "consume_parsed",
     "decompress",
@@ -64,14 +62,11 @@ class TraceConsumer(Protocol):
         parsed (body None)."""
         ...
 
-    def scan(self, body: bytes) -> Any:
-        """Checked bytes read for `consume`, touching nothing else: safe in a worker thread."""
-        ...
-
     def checked_scan(self, body: bytes) -> Any:
-        """`check_protobuf` and `scan` of protobuf bytes, in one walk where the scanner can
-        vouch for them: InputError for what `check_protobuf` refuses, before anything is
-        taken. Touches nothing else: safe in a worker thread."""
+        """Protobuf bytes checked against the OTLP schema and read for `consume`, in one walk
+        where the scanner can vouch for them: InputError for what upb would not parse (naming
+        what is wrong and where), before anything is taken. Touches nothing else: safe in a
+        worker thread."""
         ...
 
     @property
@@ -151,13 +146,6 @@ def decompress(body: bytes, encoding: str, limit: int) -> bytes:
     return out
 
 
-def check_protobuf(body: bytes) -> None:
-    """Refuse a protobuf body upb would not parse; InputError names what is wrong and where.
-
-    Nothing reads a parsed message (the assembler reads the bytes), so none is made."""
-    check_proto_request(body, source="body")
-
-
 # Protobuf bodies from this size on are checked and scanned in a worker thread: a 26 MiB body
 # of 512k one-span traces takes seconds to scan, and the event loop (health checks, other
 # requests, scoring) must keep running meanwhile. The native checker and scanner release the
@@ -167,8 +155,9 @@ OFFLOAD_BYTES = 1 << 20
 
 
 async def check_and_consume(consumer: TraceConsumer, body: bytes) -> ConsumeResult:
-    """`check_protobuf` and `consume` of a protobuf body, a large one read off the loop and
-    taken in slices that let the loop answer other requests (and /healthz) meanwhile."""
+    """The schema check (`checked_scan`) and `consume` of a protobuf body, a large one read off
+    the loop and taken in slices that let the loop answer other requests (and /healthz)
+    meanwhile."""
     if len(body) < OFFLOAD_BYTES:
         scanned = consumer.checked_scan(body)  # refused here, before anything is taken
         if not consumer.consuming:
