@@ -72,9 +72,13 @@ _last_names: tuple[tuple[ToolCall, ...], tuple[str, ...]] | None = None
 
 
 def has_subagents(trajectory: Trajectory) -> bool:
-    """Whether the run has a sub-agent step. Remembered for the last run asked about: the
-    scorers that note uncounted sub-agent calls, and then the run's metrics, ask in turn."""
+    """Whether the run has a sub-agent step: the builder's flag, else read from the steps and
+    remembered for the last run asked about (the scorers that note uncounted sub-agent calls,
+    and then the run's metrics, ask in turn)."""
     global _last_subagents
+    known = trajectory.has_subagents
+    if known is not None:
+        return known
     memo = _last_subagents
     if memo is not None and memo[0] is trajectory:
         return memo[1]
