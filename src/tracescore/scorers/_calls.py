@@ -35,13 +35,20 @@ def select_calls(
             if every is None:
                 every = select_calls(trajectory, "attempted", include_subagents)
             calls = tuple([c for c in every if c.status == "ok"])
-        elif include_subagents and not has_subagents(trajectory):
-            # No sub-agents: the same calls.
-            calls = slots[0]
-            if calls is None:
-                calls = select_calls(trajectory, policy)
+            if len(calls) == len(every):
+                # All clean: the same tuple, so that what is remembered per tuple (`call_names`)
+                # is shared by the scorers of either policy.
+                calls = every
         elif include_subagents:
-            calls = trajectory.tool_calls(include_subagents=True)
+            known = trajectory.has_subagents  # `has_subagents`, without the call when known
+            if known is None:
+                known = has_subagents(trajectory)
+            if known:
+                calls = trajectory.tool_calls(include_subagents=True)
+            else:  # no sub-agents: the same calls
+                calls = slots[0]
+                if calls is None:
+                    calls = select_calls(trajectory, policy)
         else:  # `trajectory.tool_calls()`, without the call (and the type test as above)
             calls = tuple([s for s in trajectory.steps if type(s) is ToolCall])
         slots[slot] = calls
