@@ -16,7 +16,7 @@ from tracescore.config.model import Scenario
 from tracescore.model.run_result import RunResult, Verdict
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Trajectory
-from tracescore.scorers.base import ScorerBase, Threshold
+from tracescore.scorers.base import ScorerBase
 
 __all__ = ["PlanEntry", "ScenarioPlan", "glob_matcher"]
 
@@ -34,8 +34,9 @@ class PlanEntry:
     scorer: ScorerBase
     name: str
     is_gate: bool
-    threshold: Threshold | None
-    """The threshold the verdict checks (None for a gate: its score's `passed` decides)."""
+    within: Callable[[float], bool] | None
+    """The test of the threshold the verdict checks (`Threshold.checker`; None for a gate:
+    its score's `passed` decides)."""
     decides: bool
     """A gate or a thresholded scorer: its score takes part in the verdict."""
 
@@ -74,7 +75,7 @@ class ScenarioPlan:
                 e,
                 e.score_name,
                 is_gate,
-                None if is_gate else e.threshold,
+                None if is_gate or e.threshold is None else e.threshold.checker(),
                 is_gate or e.threshold is not None,
             )
             for e, is_gate in scenario.entries
@@ -133,10 +134,10 @@ class ScenarioPlan:
                 skipped.append(entry.name)
                 continue
             has_result = True
-            threshold = entry.threshold
-            if threshold is None:  # a gate
+            within = entry.within
+            if within is None:  # a gate
                 gate_failed = gate_failed or score.error is not None or score.passed is not True
-            elif score.value is None or not threshold.check(score.value):
+            elif score.value is None or not within(score.value):
                 threshold_missed = True
         verdict: Verdict | None = None
         if has_result:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from export.scored_runs import scored_run
-from tracescore.export import encoded_attributes, events, wire
+from tracescore.export import encoded_attributes, events, log_records, scored_output, wire
 from tracescore.export.attributes import score_attributes
 from tracescore.model import Score
 from tracescore.model.run_result import RunResult
@@ -80,12 +80,19 @@ def test_memos_emptied_between_runs_are_refilled_alike() -> None:
     run = scored_run()
     first = events.encode_evaluation_logs([run], now_ns=1)
     attributes = encoded_attributes.encoded_score_attributes(run)
-    events._TEMPLATES.clear()
+    logs = events.EvaluationLogs(now_ns=1)
+    logged = scored_output.logged_score_attributes(logs, run)
+    log_records._TEMPLATES.clear()
     encoded_attributes._PIECES.clear()
     encoded_attributes._RUNS.clear()
+    scored_output._PIECES.clear()
     assert events.encode_evaluation_logs([run], now_ns=1) == first
     assert encoded_attributes.encoded_score_attributes(run).span_fields == attributes.span_fields
-    assert events._TEMPLATES  # the misses were remembered
+    again = events.EvaluationLogs(now_ns=1)
+    assert scored_output.logged_score_attributes(again, run).span_fields == logged.span_fields
+    assert again.encode() == logs.encode() == first
+    assert log_records._TEMPLATES  # the misses were remembered
+    assert scored_output._PIECES
 
 
 def test_two_scores_of_one_name_encode_what_the_mapping_holds() -> None:
@@ -104,3 +111,36 @@ def test_a_malformed_score_is_a_type_error() -> None:
         events.encode_records((bad,), "a", "s", b"", b"")
     with pytest.raises((TypeError, AttributeError)):
         encoded_attributes.encoded_score_attributes(dataclasses.replace(run, scores=(bad,)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(RESULTS, min_size=1, max_size=3), st.sampled_from(["eval", "tracescore.eval", "é"]))
+def test_records_and_attributes_in_one_pass_are_those_written_apart(
+    results: list[RunResult], prefix: str
+) -> None:
+    apart = events.EvaluationLogs(now_ns=7)
+    together = events.EvaluationLogs(now_ns=7)
+    for result in results:
+        apart.add(result)
+        want = encoded_attributes.encoded_score_attributes(result, prefix)
+        got = scored_output.logged_score_attributes(together, result, prefix)
+        assert list(got.items()) == list(want.items())
+        assert list(map(type, got.values())) == list(map(type, want.values()))
+        assert got.span_fields == want.span_fields
+    assert together.records == apart.records
+    assert together.encode() == apart.encode()
+
+
+def test_a_run_failing_in_one_pass_leaves_no_record() -> None:
+    run = scored_run()
+    bad = dataclasses.replace(run.scores[-1], explanation=b"not text")  # type: ignore[arg-type]
+    logs = events.EvaluationLogs(now_ns=7)
+    with pytest.raises((TypeError, AttributeError)):
+        scored_output.logged_score_attributes(
+            logs, dataclasses.replace(run, scores=(*run.scores, bad))
+        )
+    assert logs.records == 0
+    request = ExportLogsServiceRequest.FromString(logs.encode())
+    assert not [r for rl in request.resource_logs for sl in rl.scope_logs for r in sl.log_records]
+    with pytest.raises(ValueError, match="prefix"):
+        scored_output.logged_score_attributes(logs, run, "")

@@ -126,7 +126,7 @@ def test_a_batch_lets_its_runs_go_a_slice_at_a_time(monkeypatch: pytest.MonkeyPa
     assert [dict(a) for a in scored] == [dict(_scorer(config)[0](r)) for r in batch]
 
 
-@pytest.mark.parametrize("stage", ["record_run", "add", "encoded_score_attributes"])
+@pytest.mark.parametrize("stage", ["record_run", "logged_score_attributes"])
 def test_a_trace_failing_in_an_output_stage_costs_only_its_own_annotations(
     monkeypatch: pytest.MonkeyPatch, stage: str
 ) -> None:
@@ -138,15 +138,11 @@ def test_a_trace_failing_in_an_output_stage_costs_only_its_own_annotations(
     broken = batch[4].trace_id
     scorer, _, _ = _scorer(config)
     expected = [dict(scorer(r)) for r in batch]
-    owner: Any = {
-        "record_run": Telemetry,
-        "add": events.EvaluationLogs,
-        "encoded_score_attributes": scoring,
-    }[stage]
+    owner: Any = {"record_run": Telemetry, "logged_score_attributes": scoring}[stage]
     real = getattr(owner, stage)
 
     def failing(*args: Any) -> Any:
-        result = args[-1] if stage != "encoded_score_attributes" else args[0]
+        result = args[-1] if stage == "record_run" else args[1]  # (logs, result, prefix)
         if result.trajectory.trace_id == broken:
             raise RuntimeError("output bug")
         return real(*args)

@@ -146,3 +146,16 @@ def test_a_trace_the_caller_grouped_builds_as_any_other_and_is_only_read() -> No
             assert trace == held
             assert all(a is b for a, b in zip(trace, held, strict=True))
     assert build_trajectories([], trace_id=TRACE) == build_trajectories([])
+
+
+def test_every_built_run_says_whether_it_has_sub_agents() -> None:
+    # Scorers and metrics read the builder's flag instead of walking the steps for one.
+    runs = [
+        t
+        for spans in [*fixture_span_files(), bench_spans(20)]
+        for t in build_trajectories(spans).trajectories
+    ]
+    assert any(t.has_subagents for t in runs)
+    assert not all(t.has_subagents for t in runs)
+    for t in runs:
+        assert t.has_subagents is any(isinstance(s, AgentStep) for s in t.steps)

@@ -190,6 +190,7 @@ def test_every_span_is_read_once_and_steps_point_at_real_spans(spans: list[SpanR
                 per_trace.setdefault(run.trace_id, []).append(step.span_id)
             if isinstance(step, AgentStep):
                 assert step.span_id in known
+        assert run.has_subagents is any(isinstance(s, AgentStep) for s in run.steps)
     for ids in per_trace.values():
         assert len(ids) == len(set(ids))
 

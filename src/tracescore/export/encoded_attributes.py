@@ -7,6 +7,7 @@ builds them, and each is encoded from pieces kept per score name (keys, the valu
 whole label fields) and per run-level combination (scenario, verdict, digest, complete), so
 the span only has the explanations left to frame. The bytes are exactly those of
 `wire.attribute_fields(Span.attributes, score_attributes(result, prefix))` (tests compare).
+`serve` writes them with the run's evaluation records, from the same pieces (`scored_output`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from tracescore.export.attributes import run_attributes, score_label
 from tracescore.model.run_result import RunResult
 from tracescore.model.span import AttrValue
 
-__all__ = ["SPAN_ATTRIBUTES", "EncodedAttributes", "encoded_score_attributes"]
+__all__ = [
+    "SPAN_ATTRIBUTES",
+    "EncodedAttributes",
+    "ScorePieces",
+    "encoded_score_attributes",
+    "run_tail",
+    "score_pieces",
+]
 
 SPAN_ATTRIBUTES = b"\x4a"  # Span.attributes = 9 (opentelemetry/proto/trace/v1/trace.proto)
 
@@ -48,7 +56,7 @@ def _encoded(items: dict[str, AttrValue], span_fields: bytes) -> EncodedAttribut
     return attributes
 
 
-class _ScorePieces:
+class ScorePieces:
     """What a score named `name` writes under `prefix`, but for its value and explanation."""
 
     __slots__ = (
@@ -99,7 +107,7 @@ def encoded_score_attributes(
         piece = pieces.get((prefix, score.name))
         if piece is None:
             piece = wire.remember(
-                pieces, (prefix, score.name), _ScorePieces(prefix, score.name), _MEMO_LIMIT
+                pieces, (prefix, score.name), ScorePieces(prefix, score.name), _MEMO_LIMIT
             )
         value = score.value
         if value is not None:
@@ -118,10 +126,7 @@ def encoded_score_attributes(
         data = explanation.encode()
         head = piece.heads.get(len(data))
         fields.append((piece.explanation_head(len(data)) if head is None else head) + data)
-    run = (result.scenario, result.verdict, result.digest, result.trajectory.complete)
-    tail = _RUNS.get(run)
-    if tail is None:
-        tail = wire.remember(_RUNS, run, _run_fields(*run), _MEMO_LIMIT)
+    tail = run_tail(result.scenario, result.verdict, result.digest, result.trajectory.complete)
     items.update(tail[0])
     fields.append(tail[1])
     if len(items) != len(fields) - 1 + len(tail[0]):
@@ -133,18 +138,32 @@ def encoded_score_attributes(
     return attributes
 
 
-def _run_fields(
+def score_pieces(prefix: str, name: str) -> ScorePieces:
+    """The pieces of a score named `name` under `prefix`, remembered."""
+    piece = _PIECES.get((prefix, name))
+    if piece is None:
+        piece = wire.remember(_PIECES, (prefix, name), ScorePieces(prefix, name), _MEMO_LIMIT)
+    return piece
+
+
+def run_tail(
     scenario: str, verdict: str | None, digest: str | None, complete: bool
 ) -> tuple[dict[str, AttrValue], bytes]:
-    items = run_attributes(scenario, verdict, digest, complete)
-    return items, wire.attribute_fields(SPAN_ATTRIBUTES, items)
+    """The run-level attributes that follow the scores, and their fields; remembered."""
+    run = (scenario, verdict, digest, complete)
+    tail = _RUNS.get(run)
+    if tail is None:
+        items = run_attributes(scenario, verdict, digest, complete)
+        tail = (items, wire.attribute_fields(SPAN_ATTRIBUTES, items))
+        wire.remember(_RUNS, run, tail, _MEMO_LIMIT)
+    return tail
 
 
 _pack_double = wire.DOUBLE.pack
 # Pieces per (prefix, score name) and run-level fields per (scenario, verdict, digest,
 # complete): a handful per configuration; bounded all the same, as are the labels and the
 # explanation lengths per name.
-_PIECES: dict[tuple[str, str], _ScorePieces] = {}
+_PIECES: dict[tuple[str, str], ScorePieces] = {}
 _RUNS: dict[tuple[str, str | None, str | None, bool], tuple[dict[str, AttrValue], bytes]] = {}
 _MEMO_LIMIT = 1024
 _LABELS_LIMIT = 64

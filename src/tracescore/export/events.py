@@ -23,15 +23,14 @@ import time
 from collections.abc import Iterable, Mapping
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
 
 from tracescore import __version__, semconv
 from tracescore.export import wire
-from tracescore.export.attributes import error_type, score_label
+from tracescore.export.log_records import encode_records, record_parts
 from tracescore.export.spans import resource_key
 from tracescore.model.run_result import RunResult
-from tracescore.model.score import Score
 from tracescore.model.span import AttrValue
+from tracescore.model.trajectory import Trajectory
 
 __all__ = ["EvaluationLogs", "encode_evaluation_logs", "encode_records", "evaluation_logs"]
 
@@ -84,7 +83,7 @@ class EvaluationLogs:
         """Args: as `encode_evaluation_logs`'s."""
         self._resource = resource
         now = time.time_ns() if now_ns is None else now_ns
-        self._stamp = stamp = wire.fixed64_field(_TIME, now)
+        self.stamp = stamp = wire.fixed64_field(_TIME, now)  # what every record starts with
         self._observed = _OBSERVED_TIME + stamp[1:] if stamp else b""  # the same fixed64, tagged
         # Grouping key -> the resource field and the pieces of that resource's framed records.
         self._groups: dict[str, tuple[bytes, list[bytes]]] = {}
@@ -95,6 +94,19 @@ class EvaluationLogs:
         if not result.scores:
             return
         trajectory = result.trajectory
+        records, end = self.target(trajectory)
+        # The records' pieces, joined once for the whole request by `encode`: a join and a
+        # concatenation per record cost about a third of writing it. Extended only once the
+        # run's records are all written, so that a failing score leaves no half record.
+        records.extend(
+            record_parts(result.scores, trajectory.agent, result.scenario, self.stamp, end)
+        )
+        self.records += len(result.scores)
+
+    def target(self, trajectory: Trajectory) -> tuple[list[bytes], bytes]:
+        """Where the records of a run go (the pieces of its resource's records) and what ends
+        each of them (the run's ids, the observed time and the event name); a record starts
+        with `stamp`. Whoever extends the pieces counts the records in `records`."""
         res = trajectory.resource if self._resource is None else self._resource
         known = _RESOURCES.get(id(res))  # `_resource(res)`'s memo, read without the call
         if known is not None and known[0] is res:
@@ -113,14 +125,7 @@ class EvaluationLogs:
         if trajectory.span_id:
             span_id = bytes.fromhex(trajectory.span_id)
             end += _SPAN_ID_8 + span_id if len(span_id) == 8 else wire.len_field(_SPAN_ID, span_id)
-        end += self._observed + _EVENT_NAME
-        # The records' pieces, joined once for the whole request by `encode`: a join and a
-        # concatenation per record cost about a third of writing it. Extended only once the
-        # run's records are all written, so that a failing score leaves no half record.
-        group[1].extend(
-            _record_parts(result.scores, trajectory.agent, result.scenario, self._stamp, end)
-        )
-        self.records += len(result.scores)
+        return group[1], end + self._observed + _EVENT_NAME
 
     def encode(self) -> bytes:
         """The serialized ExportLogsServiceRequest of every record added."""
@@ -141,9 +146,7 @@ class EvaluationLogs:
 _RESOURCE_LOGS = b"\x0a"  # ExportLogsServiceRequest.resource_logs = 1
 _RESOURCE = b"\x0a"  # ResourceLogs.resource = 1
 _SCOPE_LOGS = b"\x12"  # ResourceLogs.scope_logs = 2
-_LOG_RECORDS = b"\x12"  # ScopeLogs.log_records = 2 (scope = 1)
 _TIME = b"\x09"  # LogRecord.time_unix_nano = 1 (fixed64)
-_ATTRIBUTES = b"\x32"  # LogRecord.attributes = 6
 _TRACE_ID = b"\x4a"  # LogRecord.trace_id = 9
 _SPAN_ID = b"\x52"  # LogRecord.span_id = 10
 _OBSERVED_TIME = b"\x59"  # LogRecord.observed_time_unix_nano = 11 (fixed64)
@@ -158,125 +161,8 @@ _SCOPE = wire.len_field(
 )
 
 
-def _severity(number: int, text: str) -> bytes:
-    # LogRecord.severity_number = 2 (varint), severity_text = 3.
-    return b"\x10" + wire.varint(number) + wire.len_field(b"\x1a", text.encode())
-
-
-_INFO = _severity(SeverityNumber.SEVERITY_NUMBER_INFO, "INFO")
-_WARN = _severity(SeverityNumber.SEVERITY_NUMBER_WARN, "WARN")
-# LogRecord.event_name = 12, after every other field this module writes.
+# LogRecord.event_name = 12, after every other field a record holds (`log_records`).
 _EVENT_NAME = wire.len_field(b"\x62", semconv.GEN_AI_EVALUATION_RESULT_EVENT.encode())
-_SCORE_VALUE = wire.double_head(_ATTRIBUTES, semconv.GEN_AI_EVALUATION_SCORE_VALUE)
-_EXPLANATION = semconv.GEN_AI_EVALUATION_EXPLANATION
-_pack_double = wire.DOUBLE.pack
-
-
-def encode_records(
-    scores: tuple[Score, ...], agent: str | None, scenario: str | None, start: bytes, end: bytes
-) -> bytes:
-    """The framed records of one run's scores, one after the other (`start`: the timestamp;
-    `end`: the ids, observed time and event name)."""
-    return b"".join(_record_parts(scores, agent, scenario, start, end))
-
-
-def _record_parts(
-    scores: tuple[Score, ...], agent: str | None, scenario: str | None, start: bytes, end: bytes
-) -> list[bytes]:
-    """The framed records of `scores` as pieces to join: each record's fields in field-number
-    order, as protobuf writes them, after its frame, whose length is the pieces' sum."""
-    parts: list[bytes] = []
-    fixed = len(start) + len(end)
-    for score in scores:
-        memo: tuple[str, str | None, str | None, str | None, str | None, str]
-        if score.error is None:
-            # `score_label` without the call for what every check scores: its own label.
-            label = score.label if score.label is not None else score_label(score)
-            memo = (score.name, label, None, agent, scenario, score.digest)
-        else:
-            memo = (
-                score.name,
-                semconv.LABEL_ERROR,
-                error_type(score),
-                agent,
-                scenario,
-                score.digest,
-            )
-        template = _TEMPLATES.get(memo)
-        if template is None:
-            template = wire.remember(_TEMPLATES, memo, _template(*memo), _TEMPLATES_LIMIT)
-        head, middle, tail, size = template
-        value = score.value
-        field = b"" if value is None else _SCORE_VALUE + _pack_double(float(value))
-        # An explanation rarely repeats, so a memo of whole fields would only miss; its framing
-        # repeats with its length (kept here by length alone: the key and tag are fixed).
-        explanation = score.explanation.encode()
-        framing = _EXPLANATION_HEADS.get(len(explanation))
-        if framing is None:
-            framing = _explanation_head(len(explanation))
-        size += fixed + len(field) + len(framing) + len(explanation)
-        # `len_field(_LOG_RECORDS, record)` with its head memoized by length (no calls).
-        frame = _RECORD_HEADS.get(size)
-        if frame is None:
-            frame = _record_head(size)
-        parts += (frame, start, head, field, middle, framing, explanation, tail, end)
-    return parts
-
-
-def _record_head(size: int) -> bytes:
-    return wire.remember(_RECORD_HEADS, size, _LOG_RECORDS + wire.varint(size), _TEMPLATES_LIMIT)
-
-
-def _explanation_head(size: int) -> bytes:
-    """The explanation field of `size` UTF-8 bytes up to them."""
-    head = wire.string_head(_ATTRIBUTES, _EXPLANATION, size)
-    return wire.remember(_EXPLANATION_HEADS, size, head, _TEMPLATES_LIMIT)
-
-
-def _template(
-    name: str,
-    label: str | None,
-    kind: str | None,
-    agent: str | None,
-    scenario: str | None,
-    digest: str,
-) -> tuple[bytes, bytes, bytes, int]:
-    """What a record holds around its value and explanation, which alone vary per score, and
-    its size.
-
-    The attributes are those of the module docstring, in that order: before the value, the
-    severity (a failed scorer is worth a warning; a low score is a result, not a problem), the
-    event name and the evaluation name; between value and explanation, the label; after it,
-    the error type, agent, scenario and digest.
-    """
-    s = semconv
-    head = (_WARN if kind is not None else _INFO) + wire.attribute_fields(
-        _ATTRIBUTES,
-        {s.EVENT_NAME: s.GEN_AI_EVALUATION_RESULT_EVENT, s.GEN_AI_EVALUATION_NAME: name},
-    )
-    middle = {} if label is None else {s.GEN_AI_EVALUATION_SCORE_LABEL: label}
-    tail: dict[str, AttrValue] = {}
-    if kind is not None:
-        tail[s.ERROR_TYPE] = kind
-    if agent:
-        tail[s.GEN_AI_AGENT_NAME] = agent
-    if scenario is not None:
-        tail[s.TRACESCORE_SCENARIO] = scenario
-    tail[s.TRACESCORE_DIGEST] = digest
-    middle_fields = wire.attribute_fields(_ATTRIBUTES, middle)
-    tail_fields = wire.attribute_fields(_ATTRIBUTES, tail)
-    return head, middle_fields, tail_fields, len(head) + len(middle_fields) + len(tail_fields)
-
-
-# Record templates by (name, label, error type, agent, scenario, digest): bounded, since
-# agents and labels come from traffic.
-_TEMPLATES: dict[
-    tuple[str, str | None, str | None, str | None, str | None, str],
-    tuple[bytes, bytes, bytes, int],
-] = {}
-_TEMPLATES_LIMIT = 4096
-_EXPLANATION_HEADS: dict[int, bytes] = {}
-_RECORD_HEADS: dict[int, bytes] = {}
 
 
 # Resource mappings seen lately, by identity, with their grouping key and encoded field: runs

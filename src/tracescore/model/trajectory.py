@@ -63,6 +63,9 @@ class Trajectory:
     attributes: Mapping[str, AttrValue] = field(default_factory=dict)
     resource: Mapping[str, AttrValue] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    has_subagents: bool | None = field(default=None, compare=False, repr=False)
+    """Whether a step is a sub-agent run (`AgentStep`), as the builder knows it; None when not
+    known (then `steps` are read). Not compared: a fact about `steps`, not more of the run."""
 
     @property
     def duration_ms(self) -> float | None:

@@ -17,9 +17,9 @@ from typing import TypeVar
 from tracescore import semconv
 from tracescore.assembler import Annotations, Outbox, Pending, ReadyTrace
 from tracescore.config.model import Config, ScenarioMatch
-from tracescore.export.encoded_attributes import encoded_score_attributes
 from tracescore.export.events import EvaluationLogs
 from tracescore.export.metrics import Telemetry
+from tracescore.export.scored_output import logged_score_attributes
 from tracescore.export.spans import FanoutSpans
 from tracescore.model.span import AttrValue, SpanRecord
 from tracescore.model.trajectory import READINGS, Reading, Trajectory
@@ -262,7 +262,12 @@ class RunScorer:
         trace's scored runs."""
         annotations: dict[str, Mapping[str, AttrValue] | Pending] = {}
         for result in results:
-            logs.add(result)
+            attributes = None
+            if fanout is None:
+                # Its records and span attributes in one pass over its scores.
+                attributes = logged_score_attributes(logs, result, self._prefix)
+            else:  # no span is held in fanout mode, so none is annotated
+                logs.add(result)
             if self._viewers is not None:
                 self._viewers(result)
             span_id = result.trajectory.span_id
@@ -270,11 +275,10 @@ class RunScorer:
             if pending is not None and span_id:
                 annotations[span_id] = pending  # waits for judge scores
                 continue
-            if fanout is not None:  # no span is held in fanout mode, so none is annotated
+            if fanout is not None:
                 fanout.add(result)
                 continue
             # With their span bytes: `annotate_span_bytes` appends those as they are.
-            attributes = encoded_score_attributes(result, self._prefix)
             if attributes and span_id:
                 annotations[span_id] = attributes
         return annotations

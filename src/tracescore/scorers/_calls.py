@@ -35,13 +35,20 @@ def select_calls(
             if every is None:
                 every = select_calls(trajectory, "attempted", include_subagents)
             calls = tuple([c for c in every if c.status == "ok"])
-        elif include_subagents and not has_subagents(trajectory):
-            # No sub-agents: the same calls.
-            calls = slots[0]
-            if calls is None:
-                calls = select_calls(trajectory, policy)
+            if len(calls) == len(every):
+                # All clean: the same tuple, so that what is remembered per tuple (`call_names`)
+                # is shared by the scorers of either policy.
+                calls = every
         elif include_subagents:
-            calls = trajectory.tool_calls(include_subagents=True)
+            known = trajectory.has_subagents  # `has_subagents`, without the call when known
+            if known is None:
+                known = has_subagents(trajectory)
+            if known:
+                calls = trajectory.tool_calls(include_subagents=True)
+            else:  # no sub-agents: the same calls
+                calls = slots[0]
+                if calls is None:
+                    calls = select_calls(trajectory, policy)
         else:  # `trajectory.tool_calls()`, without the call (and the type test as above)
             calls = tuple([s for s in trajectory.steps if type(s) is ToolCall])
         slots[slot] = calls
@@ -72,9 +79,13 @@ _last_names: tuple[tuple[ToolCall, ...], tuple[str, ...]] | None = None
 
 
 def has_subagents(trajectory: Trajectory) -> bool:
-    """Whether the run has a sub-agent step. Remembered for the last run asked about: the
-    scorers that note uncounted sub-agent calls, and then the run's metrics, ask in turn."""
+    """Whether the run has a sub-agent step: the builder's flag, else read from the steps and
+    remembered for the last run asked about (the scorers that note uncounted sub-agent calls,
+    and then the run's metrics, ask in turn)."""
     global _last_subagents
+    known = trajectory.has_subagents
+    if known is not None:
+        return known
     memo = _last_subagents
     if memo is not None and memo[0] is trajectory:
         return memo[1]

@@ -21,7 +21,7 @@ clean calls named `handoff:<agent>`, so `tool_order: [lookup, handoff:billing]` 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
 from typing import Annotated, Any, Literal, TypeAlias
 
@@ -72,6 +72,16 @@ class ToolScorer(ScorerBase):
         if self.names_handoffs:
             return with_handoffs(trajectory, calls, self.include_subagents)
         return calls
+
+    def counter(self) -> Callable[[Trajectory], tuple[ToolCall, ...]]:
+        """`counted` as a function of the run, with the config read once (for a scorer's
+        bound form: a field is read through pydantic's `__getattr__` hook)."""
+        policy, sub = self.calls, self.include_subagents
+        if not self.names_handoffs:
+            return lambda trajectory: select_calls(trajectory, policy, sub)
+        return lambda trajectory: with_handoffs(
+            trajectory, select_calls(trajectory, policy, sub), sub
+        )
 
     def named_tools(self) -> tuple[str, ...]:
         """The tool names the config expects or forbids (each scorer lists its fields)."""

@@ -67,11 +67,21 @@ class Threshold(BaseModel):
 
     def check(self, value: float) -> bool:
         """True when `value` lies within the bounds (inclusive)."""
-        if not math.isfinite(value):
-            return False
-        if self.min is not None and value < self.min:
-            return False
-        return not (self.max is not None and value > self.max)
+        return self.checker()(value)
+
+    def checker(self) -> Callable[[float], bool]:
+        """`check` with the bounds read once (a field is read through pydantic's
+        `__getattr__` hook, and scenario plans check every run's scores)."""
+        low, high, isfinite = self.min, self.max, math.isfinite
+
+        def check(value: float) -> bool:
+            if not isfinite(value):
+                return False
+            if low is not None and value < low:
+                return False
+            return not (high is not None and value > high)
+
+        return check
 
 
 @record
@@ -271,7 +281,7 @@ class ScorerBase(BaseModel):
         digest, label=None`), with the scorer's name, type and threshold read once: this runs
         for every score of every run."""
         name, kind, threshold = self.name or self.type, self.type, self.threshold
-        check = None if threshold is None else threshold.check
+        check = None if threshold is None else threshold.checker()
         pass_label, fail_label = semconv.LABEL_PASS, semconv.LABEL_FAIL
 
         def finish(

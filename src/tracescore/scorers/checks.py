@@ -21,7 +21,8 @@ from pydantic import Field, StringConstraints, model_validator
 
 from tracescore import semconv
 from tracescore.model.score import Score
-from tracescore.model.trajectory import Reading, Trajectory
+from tracescore.model.trajectory import Reading, ToolCall, Trajectory
+from tracescore.scorers._calls import call_names
 from tracescore.scorers._common import (
     Compat,
     ExpectationScorer,
@@ -53,12 +54,18 @@ class _Check(ScorerBase):
     Listed after the scorer's own base, so that the fields keep their order. `score` goes
     straight from `check` to the Score (`binary_score`): building an Outcome and copying its
     details was about a third of a simple check's cost. `evaluate` gives the same Outcome that
-    `finish` turns into the same Score.
+    `finish` turns into the same Score. A check is written once, as `checker`: a function with
+    the config read once (a pydantic field is read through the model's `__getattr__` hook,
+    several times slower than a local), which `check` makes per call and `bound_score` once.
     """
+
+    def checker(self) -> Callable[[Trajectory], _Checked]:
+        """`check` as a function of the run, with the config read once."""
+        raise NotImplementedError
 
     def check(self, trajectory: Trajectory) -> _Checked:
         """Whether the run passed, the explanation and the details."""
-        raise NotImplementedError
+        return self.checker()(trajectory)
 
     def readings(self) -> frozenset[Reading]:
         """None: the checks read tool names and statuses, and the final output."""
@@ -81,8 +88,8 @@ class _Check(ScorerBase):
         return self.binary_score(passed, explanation, details, digest)
 
     def bound_score(self) -> Callable[[Trajectory], Score]:
-        """`score` with its digest, methods and binary scoring read once (the scorer is frozen)."""
-        check, error_score = self.check, self.error_score
+        """`score` with its digest, checker and binary scoring made once (the scorer is frozen)."""
+        check, error_score = self.checker(), self.error_score
         binary_score = self.bound_binary_score()
         digest = self.digest()
 
@@ -103,17 +110,25 @@ class CalledTool(ExpectationScorer, _Check):
     tool: ToolName
     times: int = Field(default=1, ge=1)
 
-    def check(self, trajectory: Trajectory) -> _Checked:
+    def checker(self) -> Callable[[Trajectory], _Checked]:
         """Count the tool's counted calls."""
-        calls = self.counted(trajectory)
-        tool, times = self.tool, self.times
-        count = [c.name for c in calls].count(tool)  # see `names` for the comprehension
-        passed = count >= times
-        explanation = f"'{tool}' was called {count} time(s); at least {times} expected"
-        note = "" if passed else uncounted_note(trajectory, calls, self)
-        if note:
-            explanation += f"; {note}"
-        return passed, explanation, {"tool": tool, "expected_times": times, "actual_count": count}
+        counted, tool, times, scorer = self.counter(), self.tool, self.times, self
+
+        def check(trajectory: Trajectory) -> _Checked:
+            calls = counted(trajectory)
+            count = call_names(calls).count(tool)
+            passed = count >= times
+            explanation = f"'{tool}' was called {count} time(s); at least {times} expected"
+            note = "" if passed else uncounted_note(trajectory, calls, scorer)
+            if note:
+                explanation += f"; {note}"
+            return (
+                passed,
+                explanation,
+                {"tool": tool, "expected_times": times, "actual_count": count},
+            )
+
+        return check
 
     def named_tools(self) -> tuple[str, ...]:
         """`tool`."""
@@ -130,28 +145,33 @@ class ToolOrder(ExpectationScorer, _Check):
         """`tools`."""
         return self.tools
 
-    def check(self, trajectory: Trajectory) -> _Checked:
+    def checker(self) -> Callable[[Trajectory], _Checked]:
         """Scan the calls once, advancing through `tools` on each match."""
-        calls = self.counted(trajectory)
-        actual = [c.name for c in calls]
-        pos = 0
-        for name in actual:
-            if pos < len(self.tools) and name == self.tools[pos]:
-                pos += 1
-        passed = pos == len(self.tools)
-        want = " -> ".join(self.tools)
-        if passed:
-            explanation = f"calls follow {want}; calls: {names(calls)}"
-        else:
-            after = f" after {' -> '.join(self.tools[:pos])}" if pos else ""
-            explanation = (
-                f"calls do not follow {want}: '{self.tools[pos]}' not called{after}; "
-                f"calls: {names(calls)}"
-            )
-            note = uncounted_note(trajectory, calls, self)
-            if note:
-                explanation += f"; {note}"
-        return passed, explanation, {"actual_tools": actual, "expected_order": list(self.tools)}
+        counted, tools, scorer = self.counter(), self.tools, self
+        want = " -> ".join(tools)
+
+        def check(trajectory: Trajectory) -> _Checked:
+            calls = counted(trajectory)
+            actual = list(call_names(calls))
+            pos = 0
+            for name in actual:
+                if pos < len(tools) and name == tools[pos]:
+                    pos += 1
+            passed = pos == len(tools)
+            if passed:
+                explanation = f"calls follow {want}; calls: {names(calls)}"
+            else:
+                after = f" after {' -> '.join(tools[:pos])}" if pos else ""
+                explanation = (
+                    f"calls do not follow {want}: '{tools[pos]}' not called{after}; "
+                    f"calls: {names(calls)}"
+                )
+                note = uncounted_note(trajectory, calls, scorer)
+                if note:
+                    explanation += f"; {note}"
+            return passed, explanation, {"actual_tools": actual, "expected_order": list(tools)}
+
+        return check
 
 
 class DidNotCall(ProhibitionScorer, _Check):
@@ -164,15 +184,20 @@ class DidNotCall(ProhibitionScorer, _Check):
         """`tool`."""
         return (self.tool,)
 
-    def check(self, trajectory: Trajectory) -> _Checked:
+    def checker(self) -> Callable[[Trajectory], _Checked]:
         """Count calls to the forbidden tool, whatever their status."""
-        hits = [c for c in self.counted(trajectory) if c.name == self.tool]
-        if hits:
-            statuses = ", ".join(c.status for c in hits)
-            explanation = f"'{self.tool}' was called {len(hits)} time(s) ({statuses})"
-        else:
-            explanation = f"'{self.tool}' was not called"
-        return not hits, explanation, {"tool": self.tool, "count": len(hits)}
+        counted, tool = self.counter(), self.tool
+
+        def check(trajectory: Trajectory) -> _Checked:
+            hits = [c for c in counted(trajectory) if c.name == tool]
+            if hits:
+                statuses = ", ".join(c.status for c in hits)
+                explanation = f"'{tool}' was called {len(hits)} time(s) ({statuses})"
+            else:
+                explanation = f"'{tool}' was not called"
+            return not hits, explanation, {"tool": tool, "count": len(hits)}
+
+        return check
 
 
 class UsedNoTools(ProhibitionScorer, _Check):
@@ -180,11 +205,16 @@ class UsedNoTools(ProhibitionScorer, _Check):
 
     type: Literal["used_no_tools"] = "used_no_tools"
 
-    def check(self, trajectory: Trajectory) -> _Checked:
+    def checker(self) -> Callable[[Trajectory], _Checked]:
         """Any counted call fails the check."""
-        calls = self.counted(trajectory)
-        explanation = "no tool was called" if not calls else f"tools called: {names(calls)}"
-        return not calls, explanation, {"count": len(calls)}
+        counted = self.counter()
+
+        def check(trajectory: Trajectory) -> _Checked:
+            calls = counted(trajectory)
+            explanation = "no tool was called" if not calls else f"tools called: {names(calls)}"
+            return not calls, explanation, {"count": len(calls)}
+
+        return check
 
 
 class MaxToolCalls(ProhibitionScorer, _Check):
@@ -193,12 +223,17 @@ class MaxToolCalls(ProhibitionScorer, _Check):
     type: Literal["max_tool_calls"] = "max_tool_calls"
     max: int = Field(ge=0)
 
-    def check(self, trajectory: Trajectory) -> _Checked:
+    def checker(self) -> Callable[[Trajectory], _Checked]:
         """Compare the number of counted calls with `max`."""
-        calls = select_calls(trajectory, self.calls, self.include_subagents)
-        count, most = len(calls), self.max
-        explanation = f"{count} tool call(s), at most {most} allowed: {names(calls)}"
-        return count <= most, explanation, {"count": count, "max": most}
+        policy, sub, most = self.calls, self.include_subagents, self.max
+
+        def check(trajectory: Trajectory) -> _Checked:
+            calls = select_calls(trajectory, policy, sub)
+            count = len(calls)
+            explanation = f"{count} tool call(s), at most {most} allowed: {names(calls)}"
+            return count <= most, explanation, {"count": count, "max": most}
+
+        return check
 
 
 class NoToolErrors(ProhibitionScorer, _Check):
@@ -216,33 +251,44 @@ class NoToolErrors(ProhibitionScorer, _Check):
         """Tool results under `compat: mastra` (a result's `error` fails its call), else none."""
         return frozenset({"tool_results"}) if self.compat == "mastra" else frozenset()
 
-    def check(self, trajectory: Trajectory) -> _Checked:
+    def checker(self) -> Callable[[Trajectory], _Checked]:
         """Count status `error` (and, under Mastra, paused calls and error results)."""
-        calls = select_calls(trajectory, self.calls, self.include_subagents)
-        errored = [c for c in calls if c.status == "error"]
-        paused = [c for c in calls if c.status == "paused"]
-        failed = errored
-        mastra = self.compat == "mastra"
-        if mastra:
-            failed = [
-                c
-                for c in calls
-                if c.status != "ok"
-                or (isinstance(c.result, Mapping) and c.result.get(semconv.MASTRA_RESULT_ERROR))
-            ]
-        if failed:
-            explanation = f"{len(failed)} of {len(calls)} tool call(s) failed: {names(failed)}"
-        else:
-            explanation = f"none of {len(calls)} tool call(s) failed"
-        if paused and not mastra:
-            explanation += f"; paused (not counted as errors): {names(paused)}"
-        details: dict[str, Any] = {
-            "error_count": len(failed),
-            "total_calls": len(calls),
-            "errored": [c.name for c in errored],
-            "paused": [c.name for c in paused],
-        }
-        return not failed, explanation, details
+        policy, sub, mastra = self.calls, self.include_subagents, self.compat == "mastra"
+
+        def check(trajectory: Trajectory) -> _Checked:
+            calls = select_calls(trajectory, policy, sub)
+            errored: list[ToolCall] = []
+            paused: list[ToolCall] = []
+            for c in calls:  # one loop for both lists: most calls are clean
+                status = c.status
+                if status != "ok":
+                    if status == "error":
+                        errored.append(c)
+                    elif status == "paused":
+                        paused.append(c)
+            failed = errored
+            if mastra:
+                failed = [
+                    c
+                    for c in calls
+                    if c.status != "ok"
+                    or (isinstance(c.result, Mapping) and c.result.get(semconv.MASTRA_RESULT_ERROR))
+                ]
+            if failed:
+                explanation = f"{len(failed)} of {len(calls)} tool call(s) failed: {names(failed)}"
+            else:
+                explanation = f"none of {len(calls)} tool call(s) failed"
+            if paused and not mastra:
+                explanation += f"; paused (not counted as errors): {names(paused)}"
+            details: dict[str, Any] = {
+                "error_count": len(failed),
+                "total_calls": len(calls),
+                "errored": [c.name for c in errored],
+                "paused": [c.name for c in paused],
+            }
+            return not failed, explanation, details
+
+        return check
 
 
 class OutputIncludes(ScorerBase):

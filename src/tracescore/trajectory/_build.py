@@ -233,8 +233,9 @@ def _build_run(
     steps = build_steps(parts, options)
     built[run_node] = (agent, steps)
     model_views = [node.view for node in models if node.view is not None]
+    # Every sub-agent made above is one of the steps (`build_steps` merges them all in).
     return run_trajectory(
-        run_node.span, run_node.span_id, agent, hints, model_views, steps, options
+        run_node.span, run_node.span_id, agent, hints, model_views, steps, options, bool(subagents)
     )
 
 

@@ -160,7 +160,8 @@ def _flat_run(
     steps = flat_steps(parts, options)
     if steps is None:
         return None
-    return run_trajectory(root, root_id, agent, [agent_view], models, steps, options)
+    # A flat run has no sub-agent: a second agent span sends it to the general path (above).
+    return run_trajectory(root, root_id, agent, [agent_view], models, steps, options, False)
 
 
 def _in_order(spans: list[SpanRecord]) -> list[SpanRecord]:

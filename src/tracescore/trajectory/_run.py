@@ -23,10 +23,13 @@ def run_trajectory(
     models: list[SpanView],
     steps: tuple[Step, ...],
     options: BuildOptions,
+    has_subagents: bool,
 ) -> Trajectory:
-    """The trajectory of the run whose span is `span`; `models` in (start, end, span id) order."""
+    """The trajectory of the run whose span is `span`; `models` in (start, end, span id) order;
+    `has_subagents`: whether `steps` hold a sub-agent run (the builder made them)."""
     # Positional (keywords cost several times more), in field order: trace id, span id, agent,
-    # input, output, available tools, steps, start, end, complete, attributes, resource.
+    # input, output, available tools, steps, start, end, complete, attributes, resource,
+    # warnings, has_subagents.
     return Trajectory(
         span.trace_id,
         span_id,
@@ -40,6 +43,8 @@ def run_trajectory(
         True,
         dict(span.attributes),
         span.resource,
+        (),
+        has_subagents,
     )
 
 
