@@ -68,8 +68,20 @@ class _PerSpanAssembler(Assembler):
             touched[tid] = trace
             if record.parent_span_id is None:
                 trace.anchored = True
-            if candidate:
-                self._candidate(record, trace, (i, j, k), remove, holds)
+            if not candidate:
+                continue
+            agent = self._hooks.agent_name(record)
+            if agent is None:
+                continue
+            trace.anchored = True
+            if (
+                self._forwarding
+                and self._restoring is None
+                and record.span_id not in trace.held
+                and self._hooks.wants(record, agent)
+            ):
+                remove.setdefault(i, {}).setdefault(j, set()).add(k)
+                holds.append(((i, j, k), trace, record.span_id))
         self.spans += kept
         self.nbytes += kept_bytes
         anchored = self._anchored

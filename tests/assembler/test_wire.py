@@ -14,6 +14,7 @@ from support.agent_spans import kv
 from support.native import requires_native
 from tracescore.assembler import _wire
 from tracescore.assembler._wire import WireError, cut_spans, frame_request, python_cut_spans
+from tracescore.otlp.wire import varint
 
 # The native cutter (otlp/_scan.c) and its pure-Python twin must both pass every test here.
 CUTTERS = pytest.mark.parametrize("cut", [cut_spans, python_cut_spans], ids=["native", "python"])
@@ -129,3 +130,35 @@ def test_malformed_bytes_raise_wire_error(cut: Any) -> None:
         cut(b"\x0a\xff\xff\xff", {0: {0: {0}}})
     with pytest.raises(WireError):  # a span running past the end of its scope
         cut(b"\x0a\x06\x12\x04\x12\x05ab", {0: {0: {0}}})
+
+
+def _framed_level_by_level(spans: list[tuple[bytes, bytes, bytes]]) -> bytes:
+    """frame_request as it was written before: each scope, resource and the request joined in
+    turn (the reference its one-join version must equal, byte for byte)."""
+    grouped: dict[bytes, dict[bytes, list[bytes]]] = {}
+    for rs_header, ss_header, span in spans:
+        grouped.setdefault(rs_header, {}).setdefault(ss_header, []).append(span)
+    out: list[bytes] = []
+    for rs_header, scopes in grouped.items():
+        rs_parts = [rs_header]
+        for ss_header, span_list in scopes.items():
+            ss_parts = [ss_header]
+            for span in span_list:
+                ss_parts.extend((b"\x12", varint(len(span)), span))
+            ss_body = b"".join(ss_parts)
+            rs_parts.extend((b"\x12", varint(len(ss_body)), ss_body))
+        rs_body = b"".join(rs_parts)
+        out.extend((b"\x0a", varint(len(rs_body)), rs_body))
+    return b"".join(out)
+
+
+_HEADERS = st.sampled_from([b"", b"\x0a\x02\x08\x01", b"\x1a\x03abc", b"\x0a\x00" * 70])
+_SPAN_BYTES = st.one_of(st.binary(max_size=140), st.integers(0, 20_000).map(lambda n: b"\x2a" * n))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_HEADERS, _HEADERS, _SPAN_BYTES), max_size=12))
+def test_framed_spans_are_the_bytes_framing_level_by_level_gave(
+    spans: list[tuple[bytes, bytes, bytes]],
+) -> None:
+    assert frame_request(spans) == _framed_level_by_level(spans)

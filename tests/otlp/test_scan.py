@@ -195,6 +195,23 @@ def test_the_native_builder_refuses_a_record_class_it_cannot_fill() -> None:
     native.bind(SpanRecord, names, statuses, scan._event)  # as scan.py left it
 
 
+@requires_native
+def test_the_native_builder_refuses_a_record_class_holding_more_than_its_fields() -> None:
+    # Records are allocated without zeroing (every slot is written): a slot the extension does
+    # not know would hold whatever the memory held before.
+    from tracescore.otlp import _scan as native  # type: ignore[attr-defined,unused-ignore]
+
+    class Extended(SpanRecord):  # type: ignore[misc]
+        __slots__ = ("extra",)
+
+    names = tuple(f.name for f in dataclasses.fields(SpanRecord))
+    statuses = (StatusCode.UNSET, StatusCode.OK, StatusCode.ERROR)
+    with pytest.raises(TypeError, match="more than its"):
+        native.bind(Extended, names, statuses, scan._event)
+    (record,) = [r[6] for r in SpanReader().records(_field(1, _field(2, _field(2, b""))))]
+    assert type(record) is SpanRecord  # the binding before it stands
+
+
 def _kv(key: str, value: AnyValue | None = None) -> KeyValue:
     kv = KeyValue(key=key)
     if value is not None:

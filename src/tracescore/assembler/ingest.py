@@ -24,7 +24,6 @@ from tracescore.assembler.buffer import RECORD_OVERHEAD, Trace
 from tracescore.assembler.contracts import Ingest
 from tracescore.assembler.replay import Replay
 from tracescore.errors import InputError
-from tracescore.model.span import SpanRecord
 from tracescore.otlp.grouping import Grouped, TraceGroup
 from tracescore.otlp.proto import check_and_group
 from tracescore.storage.records import HeldSpan
@@ -168,6 +167,11 @@ class Ingestion(Replay):
         one none. New traces enter the buffer in `_settle`."""
         traces, scored, scoring, now = self._traces, self._scored, self._scoring, intake.now
         touched, remove, holds = intake.touched, intake.remove, intake.holds
+        agent_name, wants = self._hooks.agent_name, self._hooks.wants
+        # A span the scanner flagged as maybe an agent span anchors its trace if it is one,
+        # and is held (cut from the forwarded request) if a scenario may score its run; a
+        # replayed request holds what its record says.
+        holding = self._forwarding and self._restoring is None
         accepted = late = kept = kept_bytes = 0
         reorder = False
         for tid, group in groups:
@@ -202,7 +206,20 @@ class Ingestion(Replay):
             if last_root >= 0:
                 trace.anchored = True
             for i, j, k, record in candidates:  # the scanner's cheap test: the others cannot be
-                self._candidate(record, trace, (i, j, k), remove, holds)
+                agent = agent_name(record)
+                if agent is None:
+                    continue
+                trace.anchored = True
+                if holding and record.span_id not in trace.held and wants(record, agent):
+                    # Not `setdefault`, which made a dict and a set for every call.
+                    by_scope = remove.get(i)
+                    if by_scope is None:
+                        by_scope = remove[i] = {}
+                    spans = by_scope.get(j)
+                    if spans is None:
+                        spans = by_scope[j] = set()
+                    spans.add(k)
+                    holds.append(((i, j, k), trace, record.span_id))
         intake.accepted += accepted
         intake.late += late
         intake.kept += kept
@@ -248,25 +265,6 @@ class Ingestion(Replay):
         traces = [trace.hex for _, _, trace, _ in touched]
         forwarded = self._forwarding and accepted > len(holds)
         return self._journal.accepted(body, held, traces, forwarded)
-
-    def _candidate(
-        self, record: SpanRecord, trace: Trace, index: Index, remove: Remove, holds: list[Hold]
-    ) -> None:
-        """A span the scanner flagged as maybe an agent span: anchor its trace if it is one,
-        and hold it (cut from the forwarded request) if a scenario may score its run."""
-        agent = self._hooks.agent_name(record)
-        if agent is None:
-            return
-        trace.anchored = True
-        if (
-            self._forwarding
-            and self._restoring is None  # a replayed request holds what its record says
-            and record.span_id not in trace.held
-            and self._hooks.wants(record, agent)
-        ):
-            i, j, k = index
-            remove.setdefault(i, {}).setdefault(j, set()).add(k)
-            holds.append((index, trace, record.span_id))
 
     def _conclude(
         self,

@@ -10,7 +10,7 @@ static Slot *table_find(Ctx *ctx, const uint8_t *data, Py_ssize_t len, uint64_t 
     for (uint64_t i = hash;; i++) {
         Slot *slot = &ctx->table[i & (TABLE_SIZE - 1)];
         if (slot->data == NULL ||
-            (slot->hash == hash && slot->len == len && memcmp(slot->data, data, len) == 0))
+            (slot->hash == hash && same_bytes(slot->data, slot->len, data, len)))
             return slot;
     }
 }

@@ -27,8 +27,9 @@ PyObject *tracescore_bind(PyObject *self, PyObject *args) {
         return PyErr_Format(PyExc_TypeError, "bind: expected %d fields and 3 statuses",
                             R_FIELDS);
     PyTypeObject *cls = (PyTypeObject *)type;
-    if (cls->tp_itemsize != 0 || cls->tp_alloc == NULL || !PyCallable_Check(event))
+    if (cls->tp_itemsize != 0 || !PyCallable_Check(event))
         return PyErr_Format(PyExc_TypeError, "bind: a slotted class and an event function");
+    unsigned taken = 0; /* the slot words seen, one bit each */
     for (int n = 0; n < R_FIELDS; n++) {
         PyObject *name = PyUnicode_FromString(record_fields[n]);
         if (name == NULL) return NULL;
@@ -40,7 +41,15 @@ PyObject *tracescore_bind(PyObject *self, PyObject *args) {
         PyMemberDef *member = descr != NULL && Py_IS_TYPE(descr, &PyMemberDescr_Type)
                                   ? ((PyMemberDescrObject *)descr)->d_member
                                   : NULL;
-        if (member == NULL || member->type != T_OBJECT_EX || member->offset < 0 ||
+        /* ...and the fields' slots are distinct words after the object's header, which with
+         * the size checked above means they are the whole instance past its header. */
+        Py_ssize_t word = member == NULL ? -1
+                          : (member->offset - (Py_ssize_t)sizeof(PyObject)) /
+                                (Py_ssize_t)sizeof(PyObject *);
+        if (member == NULL || member->type != T_OBJECT_EX ||
+            member->offset < (Py_ssize_t)sizeof(PyObject) ||
+            member->offset % (Py_ssize_t)sizeof(PyObject *) != 0 || word >= R_FIELDS ||
+            (taken & (1u << word)) ||
             (size_t)member->offset + sizeof(PyObject *) > (size_t)cls->tp_basicsize ||
             !PyType_IsSubtype(cls, PyDescr_TYPE(descr))) {
             Py_XDECREF(descr);
@@ -49,8 +58,17 @@ PyObject *tracescore_bind(PyObject *self, PyObject *args) {
                                 record_fields[n]);
         }
         offsets[n] = member->offset;
+        taken |= 1u << word;
         Py_DECREF(descr);
     }
+    /* Records are allocated by PyObject_GC_New (record_of), which leaves the memory as it
+     * finds it: the instance must be its header and the fields' slots, nothing else (no
+     * __dict__, __weakref__ or other slot), every byte of it then written by record_of. */
+    if (!PyType_IS_GC(cls) ||
+        cls->tp_basicsize != (Py_ssize_t)(sizeof(PyObject) + R_FIELDS * sizeof(PyObject *)) ||
+        cls->tp_dictoffset != 0 || cls->tp_weaklistoffset != 0)
+        return PyErr_Format(PyExc_TypeError, "bind: the record class holds more than its %d "
+                            "fields' slots", R_FIELDS);
     /* All or nothing: a bind refused halfway leaves the binding before it in place. */
     memcpy(tracescore_record_offsets, offsets, sizeof offsets);
     Py_XSETREF(record_type, (PyTypeObject *)Py_NewRef(type));
@@ -235,20 +253,21 @@ PyObject *tracescore_record_of(Shared *sh, Parsed *s, PyObject *trace_hex, PyObj
         values[R_SCOPE] = Py_NewRef(scope);
     }
     s->attrs = s->events = NULL;
-    PyObject *record = ok ? record_type->tp_alloc(record_type, 0) : NULL;
+    /* Not zeroed, and never tracked by the cyclic GC: every slot is written below (bind checked
+     * they are all the instance holds), and nothing in a record can lead back to it (its
+     * fields are fresh decoded values and shared str/dicts of atomic values), so it can never
+     * be part of a cycle and reference counting frees it. Held records are most of what
+     * `serve` keeps alive for decision_wait: tracked, every young, middle and full collection
+     * walked them again (about 15% of scoring live, in-process replay with serve's GC
+     * settings). tp_alloc zeroed, tracked and then untracked each one: ~80 instructions a
+     * span more. */
+    PyObject *record = ok ? PyObject_GC_New(PyObject, record_type) : NULL;
     if (record == NULL) {
         for (int n = 0; n < R_FIELDS; n++) Py_XDECREF(values[n]);
-        Py_XDECREF(record);
         return NULL;
     }
     for (int n = 0; n < R_FIELDS; n++) /* the slots take the references */
         SLOT(record, tracescore_record_offsets[n]) = values[n];
-    /* Out of the cyclic GC's view: nothing in a record can lead back to it (its fields are
-     * fresh decoded values and shared str/dicts of atomic values), so it can never be part of
-     * a cycle, and reference counting frees it. Held records are most of what `serve` keeps
-     * alive for decision_wait: tracked, every young, middle and full collection walked them
-     * again (about 15% of scoring live, in-process replay with serve's GC settings). */
-    if (PyObject_IS_GC(record)) PyObject_GC_UnTrack(record);
     return record;
 }
 

@@ -281,11 +281,28 @@ static inline uint64_t bytes_hash(const uint8_t *p, Py_ssize_t n) {
     return (v0 ^ v1) ^ (v2 ^ v3);
 }
 
-/* Whether a slot's bytes are [data, data + len) (memcmp is never given a null pointer, which a
- * span without a name has). */
+static inline uint64_t load_word(const uint8_t *p) {
+    uint64_t word;
+    memcpy(&word, p, 8);
+    return word;
+}
+
+/* Whether a slot's bytes are [data, data + len), compared inline a word at a time (the last
+ * word overlapping the others): a call to memcmp for each attribute key's guess (~9 a span,
+ * keys of 10-40 bytes) cost about twice as much. Nothing outside either range is read, and
+ * nothing at all when len is 0 (a span without a name has a null pointer). */
 static inline int same_bytes(const void *known, Py_ssize_t known_len, const void *data,
                              Py_ssize_t len) {
-    return known_len == len && (len == 0 || memcmp(known, data, (size_t)len) == 0);
+    const uint8_t *a = known, *b = data;
+    if (known_len != len) return 0;
+    if (len >= 8) {
+        for (Py_ssize_t n = 0; n < len - 8; n += 8)
+            if (load_word(a + n) != load_word(b + n)) return 0;
+        return load_word(a + len - 8) == load_word(b + len - 8);
+    }
+    uint8_t differ = 0;
+    for (Py_ssize_t n = 0; n < len; n++) differ |= a[n] ^ b[n];
+    return differ == 0;
 }
 
 /* A cheap, unkeyed mix of up to 16 bytes of `p` (its first and last 8) and its length, for the
@@ -314,8 +331,7 @@ static inline TextSlot *text_slot(TextSlot *table, uint64_t size, const uint8_t 
                                   Py_ssize_t len, uint64_t hash) {
     for (uint64_t i = hash;; i++) {
         TextSlot *slot = &table[i & (size - 1)];
-        if (slot->text == NULL || (slot->hash == hash && slot->len == len &&
-                                   (len == 0 || memcmp(slot->data, data, len) == 0)))
+        if (slot->text == NULL || (slot->hash == hash && same_bytes(slot->data, slot->len, data, len)))
             return slot;
     }
 }
