@@ -20,7 +20,9 @@ from tracescore.trajectory._genai import (
     MODEL_USAGE_KEYS,
     READERS,
     agent_name_of_agent_span,
+    model_values,
     read_agent,
+    read_model,
     read_tool,
     tool_execution,
 )
@@ -32,7 +34,14 @@ from tracescore.trajectory._pydantic_ai import MARKERS as PYDANTIC_AI_MARKERS
 from tracescore.trajectory._pydantic_ai import PYDANTIC_AI
 from tracescore.trajectory._traceloop import TRACELOOP
 from tracescore.trajectory._vercel import VERCEL
-from tracescore.trajectory._views import Convention, SpanView, ToolValues, clean_view, merge_views
+from tracescore.trajectory._views import (
+    Convention,
+    ModelValues,
+    SpanView,
+    ToolValues,
+    clean_view,
+    merge_views,
+)
 
 __all__ = [
     "CONVENTIONS",
@@ -145,16 +154,17 @@ def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None: ...
 @overload
 def classify(
     span: SpanRecord, options: BuildOptions, executions: bool
-) -> SpanView | ToolValues | None: ...
+) -> SpanView | ToolValues | ModelValues | None: ...
 
 
 def classify(
     span: SpanRecord, options: BuildOptions, executions: bool = False
-) -> SpanView | ToolValues | None:
+) -> SpanView | ToolValues | ModelValues | None:
     """The merged view of `span`, or None when no convention recognises it.
 
-    With `executions`, a tool execution only GenAI describes comes as its `ToolValues` (what
-    its view would hold) instead: the flat-run fast path makes its step from those.
+    With `executions`, a tool execution or an inference span only GenAI describes comes as its
+    `ToolValues` or `ModelValues` (what its view would hold) instead: the flat-run fast path
+    makes its steps from those.
     """
     attrs = span.attributes
     name = span.name
@@ -172,8 +182,11 @@ def classify(
         reader = _GENAI_READERS.get(op) if op.__class__ is str else None
         view: SpanView | None
         if reader is not None:
-            if executions and reader is _READ_TOOL and _GENAI_CLEAN:
-                return _tool_execution(span, options)
+            if executions and _GENAI_CLEAN:
+                if reader is _READ_TOOL:
+                    return _tool_execution(span, options)
+                if reader is _READ_MODEL:
+                    return _model_values(span, options)
             view = reader(span, options, _GENAI_NAME)
         elif op is not None or name.startswith(_GENAI_NAME_PREFIXES):
             view = _read_genai(span, options)
@@ -251,6 +264,8 @@ _OPERATION = semconv.GEN_AI_OPERATION_NAME
 _read_genai = GENAI.read
 _READ_TOOL = read_tool
 _tool_execution = tool_execution
+_READ_MODEL = read_model
+_model_values = model_values
 _read_agent = read_agent
 _agent_name_of_agent_span = agent_name_of_agent_span
 _INVOKE_AGENT = semconv.OP_INVOKE_AGENT

@@ -27,11 +27,19 @@ from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import ModelCall, Trajectory
 from tracescore.trajectory._classify import classify
 from tracescore.trajectory._flat_steps import FlatParts, flat_steps
+from tracescore.trajectory._genai import GENAI, model_view
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._run import run_trajectory
+from tracescore.trajectory._step_calls import model_call
 from tracescore.trajectory._tree import MAX_OTLP_KIND
 from tracescore.trajectory._values import clean_text
-from tracescore.trajectory._views import SpanView, ToolValues, tool_values
+from tracescore.trajectory._views import (
+    MODEL_VALUES_LEN,
+    ModelValues,
+    SpanView,
+    ToolValues,
+    tool_values,
+)
 
 __all__ = ["build_flat_run"]
 
@@ -40,6 +48,7 @@ _KNOWN_KINDS = frozenset(range(MAX_OTLP_KIND + 1))
 _START = attrgetter("start_ns")
 _ID = attrgetter("span_id")
 _STR_ONLY = {str}
+_GENAI_NAME = GENAI.name
 _KEY = attrgetter("start_ns", "end_ns", "span_id")
 """The order of steps, as the general path's `Node.key`."""
 
@@ -59,18 +68,22 @@ def build_flat_run(
         ordered = _in_order(spans)
     except TypeError:  # times of unexpected types: the general path copes
         return None
-    read: dict[str, SpanView | ToolValues | None] = {}
+    read: dict[str, SpanView | ToolValues | ModelValues | None] = {}
     trajectory = _flat_run(ordered, options, read)
     if trajectory is None and read and _ids_name_spans(spans):  # for the general path
         # (which reads the executions kept as their values again)
-        views.update({sid: view for sid, view in read.items() if not isinstance(view, tuple)})
+        for sid, view in read.items():
+            if view.__class__ is not tuple:
+                views[sid] = view  # type: ignore[assignment]
+            elif len(view) == MODEL_VALUES_LEN:
+                views[sid] = model_view(view, _GENAI_NAME, options)
     return trajectory
 
 
 def _flat_run(
     ordered: list[SpanRecord],
     options: BuildOptions,
-    read: dict[str, SpanView | ToolValues | None],
+    read: dict[str, SpanView | ToolValues | ModelValues | None],
 ) -> Trajectory | None:
     """The trajectory of the spans `ordered`, each span's view kept in `read`, or None unless
     they are a flat run.
@@ -114,12 +127,34 @@ def _flat_run(
             return None  # the general path reads the span again, and warns
         if view is None:
             continue
-        if view.__class__ is tuple:  # a GenAI execution (no warnings, not an output tool)
+        if view.__class__ is tuple:  # GenAI values (no warnings, no output tool)
             # Under the agent span itself: no outer tool span to merge into, no nested run.
             if parent != root_id:
                 return None
-            order.append(len(tools))
-            tools.append((span, view))
+            if len(view) != MODEL_VALUES_LEN:  # an execution's `ToolValues`
+                order.append(len(tools))
+                tools.append((span, view))
+                continue
+            # An inference span's `ModelValues`: its model call as `model_call` makes it
+            # (model, input and output tokens, start, end, span id), inlined.
+            model, input_tokens, output_tokens, _, asked, _, _ = view
+            order.append(~len(models))
+            models.append(view)
+            model_spans.append(span)
+            model_steps.append(
+                ModelCall(
+                    model,
+                    input_tokens,
+                    output_tokens,
+                    span.start_ns or None,
+                    span.end_ns or None,
+                    sid,
+                )
+            )
+            if asked is not None:
+                parts.recorded = True
+                if asked and not parts.add_requests(asked, span.end_ns or span.start_ns):
+                    return None
             continue
         if TYPE_CHECKING:  # what the test above leaves (an exact-class test narrows one way)
             assert not isinstance(view, tuple)
@@ -138,18 +173,7 @@ def _flat_run(
             order.append(~len(models))
             models.append(view)
             model_spans.append(span)
-            # `model_call(view, span, sid)`, inlined (one per model span): model, input and
-            # output tokens, start, end, span id.
-            model_steps.append(
-                ModelCall(
-                    view.model,
-                    view.input_tokens,
-                    view.output_tokens,
-                    span.start_ns or None,
-                    span.end_ns or None,
-                    sid,
-                )
-            )
+            model_steps.append(model_call(view, span, sid))
             asked = view.requests
             if asked is not None:
                 parts.recorded = True
@@ -160,8 +184,26 @@ def _flat_run(
     steps = flat_steps(parts, options)
     if steps is None:
         return None
+    # The trajectory reads a model's input, answer and tools only (`run_trajectory`): the
+    # models without any of them (most) change nothing there and get no view.
+    answers = _answering(models, options)
     # A flat run has no sub-agent: a second agent span sends it to the general path (above).
-    return run_trajectory(root, root_id, agent, [agent_view], models, steps, options, False)
+    return run_trajectory(root, root_id, agent, [agent_view], answers, steps, options, False)
+
+
+def _answering(models: list[SpanView | ModelValues], options: BuildOptions) -> list[SpanView]:
+    """The views of `models` that `run_trajectory` may read (in order): a model span read as
+    values gets one only when it recorded an input, tools, or an answer that asked for no
+    tool; the others (most) change nothing there."""
+    views: list[SpanView] = []
+    for model in models:
+        if model.__class__ is SpanView:
+            views.append(model)
+            continue
+        _, _, _, output, requests, tools, raw_inputs = model  # type: ignore[misc]
+        if raw_inputs is not None or tools or (output and not requests):
+            views.append(model_view(model, _GENAI_NAME, options))  # type: ignore[arg-type]
+    return views
 
 
 def _in_order(spans: list[SpanRecord]) -> list[SpanRecord]:
@@ -183,7 +225,9 @@ def _ids_name_spans(spans: list[SpanRecord]) -> bool:
 
 
 def _read(
-    span: SpanRecord, options: BuildOptions, read: dict[str, SpanView | ToolValues | None]
+    span: SpanRecord,
+    options: BuildOptions,
+    read: dict[str, SpanView | ToolValues | ModelValues | None],
 ) -> SpanView | None:
     """`classify(span)`, kept in `read`."""
     try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import Step
+from tracescore.trajectory._genai import model_responses
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import output_tool_prefixes
 from tracescore.trajectory._step_calls import executed_call, paused_for_approval
@@ -26,7 +27,15 @@ from tracescore.trajectory._unexecuted import (
     responses_by_call,
     unexecuted_call,
 )
-from tracescore.trajectory._views import TOOL_CALL_ID, Response, SpanView, ToolRequest, ToolValues
+from tracescore.trajectory._views import (
+    TOOL_CALL_ID,
+    LazyResponses,
+    ModelValues,
+    Response,
+    SpanView,
+    ToolRequest,
+    ToolValues,
+)
 
 __all__ = ["FlatParts", "flat_steps"]
 
@@ -58,7 +67,8 @@ class FlatParts:
         self.root = root
         self.agent_view = agent_view
         self.agent = agent
-        self.models: list[SpanView] = []
+        # A GenAI inference span as its values, another convention's as its view.
+        self.models: list[SpanView | ModelValues] = []
         self.model_spans: list[SpanRecord] = []
         self.model_steps: list[Step] = []  # (model calls only)
         self.tools: list[tuple[SpanRecord, ToolValues]] = []
@@ -140,12 +150,13 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
                 steps.append(call)
     # Only a first model call that recorded its input can tell of earlier denials: most
     # runs make no generator for `denied_earlier` to turn down.
-    if parts.models and parts.models[0].responses is not None:
+    first = _responses_of(parts.models[0], options) if parts.models else None
+    if first is not None:
         executed = (
             values[TOOL_CALL_ID] for index, (_, values) in enumerate(tools) if unrequested[index]
         )
         requested[:0] = denied_earlier(
-            parts.models[0], model_spans[0].start_ns, parts.by_id, executed, agent, options
+            first, model_spans[0].start_ns, parts.by_id, executed, agent, options
         )
     return merge_steps(requested, starts, steps)
 
@@ -175,7 +186,7 @@ def _requested(
             anchor = span.start_ns
         else:
             if responses is None:
-                sources = [view.responses for view in parts.models]
+                sources = [_responses_of(model, options) for model in parts.models]
                 sources.append(parts.agent_view.responses)
                 responses = responses_by_call(sources)
                 spans = [parts.root, *parts.model_spans, *(span for span, _ in parts.tools)]
@@ -190,3 +201,10 @@ def _requested(
         if not name or not (name in hidden or name.startswith(prefixes)):
             requested.append((anchor, call))
     return requested
+
+
+def _responses_of(model: SpanView | ModelValues, options: BuildOptions) -> LazyResponses | None:
+    """A model span's recorded responses (its view's `responses`), read when asked."""
+    if model.__class__ is SpanView:
+        return model.responses
+    return model_responses(model, options)  # type: ignore[arg-type]

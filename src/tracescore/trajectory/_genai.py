@@ -36,8 +36,10 @@ from tracescore.trajectory._values import (
 )
 from tracescore.trajectory._views import (
     MISSING,
+    MODEL_RAW_INPUTS,
     Convention,
     ModelInput,
+    ModelValues,
     Response,
     SpanView,
     ToolRequest,
@@ -50,6 +52,9 @@ __all__ = [
     "READERS",
     "agent_name_of_agent_span",
     "cut",
+    "model_responses",
+    "model_values",
+    "model_view",
     "read_agent",
     "read_model",
     "read_tool",
@@ -172,6 +177,12 @@ def read_agent(span: SpanRecord, options: BuildOptions, convention: str) -> Span
 
 def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> SpanView:
     """An inference span: tokens, the calls the model requested, and (lazily) the responses."""
+    return model_view(model_values(span, options), convention, options)
+
+
+def model_values(span: SpanRecord, options: BuildOptions) -> ModelValues:
+    """What an inference span says of its call: `read_model`'s view, as `ModelValues` (the
+    flat-run fast path builds the model call from these, and a view only when it needs one)."""
     attrs = span.attributes
     limit = options.max_value_chars
     raw_inputs = attrs.get(semconv.GEN_AI_INPUT_MESSAGES)
@@ -215,6 +226,15 @@ def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> Span
                 output = cut(text, limit)
         else:
             requests = ()
+    tools = None
+    if semconv.GEN_AI_TOOL_DEFINITIONS in attrs:
+        tools = tool_names(attrs[semconv.GEN_AI_TOOL_DEFINITIONS])
+    return (model, input_tokens, output_tokens, output, requests, tools, raw_inputs)
+
+
+def model_view(values: ModelValues, convention: str, options: BuildOptions) -> SpanView:
+    """The view of an inference span that said `values` (`model_values`)."""
+    model, input_tokens, output_tokens, output, requests, tools, raw_inputs = values
     view = SpanView(
         "model",
         convention,
@@ -229,12 +249,22 @@ def read_model(span: SpanRecord, options: BuildOptions, convention: str) -> Span
         output,
     )
     view.requests = requests
-    if semconv.GEN_AI_TOOL_DEFINITIONS in attrs:
-        view.tools = tool_names(attrs[semconv.GEN_AI_TOOL_DEFINITIONS])
+    if tools is not None:
+        view.tools = tools
     if raw_inputs is not None:
+        limit = options.max_value_chars
         view.input = lambda: cut(first_user_text(parse_messages(raw_inputs)), limit)
-        view.responses = ModelInput(raw_inputs, _responses, _calls_since_user, options)
+        view.responses = model_responses(values, options)
     return view
+
+
+def model_responses(values: ModelValues, options: BuildOptions) -> ModelInput | None:
+    """The responses an inference span that said `values` recorded in its input, read when
+    asked (a view's `responses`), or None when it recorded no input."""
+    raw_inputs = values[MODEL_RAW_INPUTS]
+    if raw_inputs is None:
+        return None
+    return ModelInput(raw_inputs, _responses, _calls_since_user, options)
 
 
 def _responses(raw: object) -> dict[str, Response]:

@@ -116,8 +116,9 @@ def build_steps(parts: RunParts, options: BuildOptions) -> tuple[Step, ...]:
     if parts.models:
         first = parts.models[0]
         executed = (node.view.call_id for node in unmatched if node.view is not None)
+        first_responses = first.view.responses if first.view is not None else None
         denied = denied_earlier(
-            first.view, first.span.start_ns, seen_ids, executed, parts.agent, options
+            first_responses, first.span.start_ns, seen_ids, executed, parts.agent, options
         )
         requested[:0] = denied
     others: list[tuple[tuple[int, int, str], Step]] = []

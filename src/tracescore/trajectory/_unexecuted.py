@@ -22,7 +22,6 @@ from tracescore.trajectory._views import (
     LazyResponses,
     ModelInput,
     Response,
-    SpanView,
     ToolRequest,
 )
 
@@ -98,7 +97,7 @@ def unexecuted_call(
 
 
 def denied_earlier(
-    first_model: SpanView | None,
+    first_responses: LazyResponses | None,
     first_model_start: int,
     seen_ids: set[str] | dict[str, Any],
     executed_ids: Iterable[str | None],
@@ -106,8 +105,8 @@ def denied_earlier(
     options: BuildOptions,
 ) -> list[tuple[int, Step]]:
     """Calls of an earlier run that the user denied, as told to this (resumed) run's first model
-    call (`first_model`, started at `first_model_start`), each a paused call (`denied`) placed
-    before that model call.
+    call (whose recorded responses are `first_responses`, started at `first_model_start`), each
+    a paused call (`denied`) placed before that model call.
 
     The OpenAI Agents SDK and AI SDK 6 stop a run for an approval, and the answer goes to the
     model in the next run (a trace of its own): a rejected call has no execution anywhere, and
@@ -115,8 +114,8 @@ def denied_earlier(
     (`seen_ids`) or executed itself (`executed_ids`: the call ids of its executions no request
     asked for) is not one.
     """
-    source = first_model.responses if first_model is not None else None
-    if not isinstance(source, ModelInput):
+    source = first_responses
+    if not isinstance(source, ModelInput):  # (None: no input recorded)
         return []
     executed = {call_id for call_id in executed_ids if call_id}
     anchor = (first_model_start or 1) - 1  # before the model call that was told

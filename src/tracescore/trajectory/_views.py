@@ -21,11 +21,14 @@ from tracescore.trajectory._values import clean_text
 
 __all__ = [
     "MISSING",
+    "MODEL_RAW_INPUTS",
+    "MODEL_VALUES_LEN",
     "TOOL_CALL_ID",
     "Convention",
     "LazyResponses",
     "LazyText",
     "ModelInput",
+    "ModelValues",
     "Response",
     "Role",
     "SpanView",
@@ -133,6 +136,25 @@ into these instead of a view (a tuple costs a twentieth of a 23-slot `SpanView`)
 
 TOOL_CALL_ID: Final = 1
 """The call id's place in `ToolValues`."""
+
+ModelValues: TypeAlias = tuple[
+    str | None,
+    int | None,
+    int | None,
+    str | None,
+    tuple[ToolRequest, ...] | None,
+    tuple[str, ...] | None,
+    object,
+]
+"""What an inference span says of its call, as a GenAI model view holds it: model, input and
+output tokens, output (the answer), requests, tools, and the raw input messages (None: not
+recorded) behind its lazy `input` and `responses`. The flat-run fast path reads GenAI model
+spans into these (a tuple costs a twentieth of a view) and makes a view of the few it needs."""
+
+MODEL_RAW_INPUTS: Final = 6
+"""The raw input messages' place in `ModelValues`."""
+MODEL_VALUES_LEN: Final = 7
+"""The length of `ModelValues`, which tells them from `ToolValues` (8)."""
 
 
 def tool_values(view: SpanView) -> ToolValues:
