@@ -156,10 +156,17 @@ def read_agent(span: SpanRecord, options: BuildOptions, convention: str) -> Span
     """An `invoke_agent` span: who ran, what was asked, what was answered."""
     attrs = span.attributes
     limit = options.max_value_chars
-    inputs = parse_messages(attrs.get(semconv.GEN_AI_INPUT_MESSAGES))
-    outputs = openai_message_parts(parse_messages(attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES)))
-    view = SpanView("agent", convention, agent_name=agent_name_of_agent_span(span))
-    # Most agent spans record no messages (content capture off): nothing more to read.
+    # Most agent spans record no messages (content capture off): then no reader is called
+    # (what they answer for None), and the view is built by position, as a model span's
+    # (the two, ~4,000 instructions a run, 1% of a flat run's build).
+    raw = attrs.get(semconv.GEN_AI_INPUT_MESSAGES)
+    inputs = parse_messages(raw) if raw is not None else []
+    raw = attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES)
+    outputs = openai_message_parts(parse_messages(raw)) if raw is not None else []
+    # Role, convention; tool name, call id, error, error type, error message; model, input
+    # and output tokens, output; agent name.
+    name = agent_name_of_agent_span(span)
+    view = SpanView("agent", convention, None, None, None, None, None, None, None, None, None, name)
     if inputs:
         view.input = cut(first_user_text(inputs), limit)
     if outputs:
