@@ -8,12 +8,22 @@ running bench/pipeline_cpu.py's mix keeps, then built one trace at a time as the
 calls `build_trajectories`. Printed per shape: the best of `--repeat` rounds, in CPU µs per
 20-span trace, and whether the flat-run fast path built it. Compare two engines by running
 each in turn, several times (the machine drifts).
+
+Instructions per build, under callgrind (deterministic on a busy machine): `--callgrind N`
+builds each shape's traces once to warm up, then N times inside a C trampoline of its own
+(`itertools.starmap` for the tool spans shape, `itertools.takewhile` for the messages shape),
+and prints nothing else; a build costs the trampoline's inclusive instructions / (N * traces):
+
+    PYTHONHASHSEED=0 valgrind --tool=callgrind --callgrind-out-file=/tmp/build.cg \
+        .venv/bin/python bench/build_shapes.py --mix checks --callgrind 5
+    callgrind_annotate --inclusive=yes --threshold=100 /tmp/build.cg | grep -E "(map|while)_next"
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -52,12 +62,31 @@ def traces_by_shape(mix: str, n_traces: int) -> dict[str, list[list[SpanRecord]]
     return shapes
 
 
+def count_builds(mix: str, n_traces: int, rounds: int) -> None:
+    """Each shape's traces built `rounds` times in a trampoline of its own (see above)."""
+    shapes = traces_by_shape(mix, n_traces)
+    for traces in shapes.values():
+        for spans in traces:
+            build_trajectories(spans, trace_id="t")
+
+    def build(spans: list[SpanRecord]) -> bool:
+        build_trajectories(spans, trace_id="t")
+        return True
+
+    list(itertools.starmap(build, [(spans,) for spans in shapes["tool_spans"]] * rounds))
+    list(itertools.takewhile(build, shapes["messages"] * rounds))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mix", choices=sorted(pipeline_cpu.MIXES), default="checks")
     parser.add_argument("--traces", type=int, default=40)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--callgrind", type=int, default=0, metavar="N")
     args = parser.parse_args()
+    if args.callgrind:
+        count_builds(args.mix, args.traces, args.callgrind)
+        return
     taken: list[bool] = []
     fast = _build._flat_run
     assert fast is not None
