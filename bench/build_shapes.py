@@ -14,9 +14,10 @@ builds each shape's traces once to warm up, then N times inside a C trampoline o
 (`itertools.starmap` for the tool spans shape, `itertools.takewhile` for the messages shape),
 and prints nothing else; a build costs the trampoline's inclusive instructions / (N * traces):
 
-    PYTHONHASHSEED=0 valgrind --tool=callgrind --callgrind-out-file=/tmp/build.cg \
+    PYTHONHASHSEED=0 valgrind --tool=callgrind --callgrind-out-file=/tmp/build.cg \\
         .venv/bin/python bench/build_shapes.py --mix checks --callgrind 5
-    callgrind_annotate --inclusive=yes --threshold=100 /tmp/build.cg | grep -E "(map|while)_next"
+    callgrind_annotate --inclusive=yes --threshold=100 /tmp/build.cg \\
+        | grep -E "(starmap|takewhile)_next "
 """
 
 from __future__ import annotations
