@@ -67,15 +67,13 @@ class ToolScorer(ScorerBase):
     def counted(self, trajectory: Trajectory) -> tuple[ToolCall, ...]:
         """The calls this scorer counts, in trajectory order (with the run's handoffs, as
         `handoff:<agent>` calls, when the config names one)."""
-        # Positional: every check calls this, and a keyword argument costs as much as the memo.
-        calls = select_calls(trajectory, self.calls, self.include_subagents)
-        if self.names_handoffs:
-            return with_handoffs(trajectory, calls, self.include_subagents)
-        return calls
+        return self.counter()(trajectory)
 
     def counter(self) -> Callable[[Trajectory], tuple[ToolCall, ...]]:
         """`counted` as a function of the run, with the config read once (for a scorer's
         bound form: a field is read through pydantic's `__getattr__` hook)."""
+        # Positional: the checks call this per run, and a keyword argument costs as much as
+        # the memo.
         policy, sub = self.calls, self.include_subagents
         if not self.names_handoffs:
             return lambda trajectory: select_calls(trajectory, policy, sub)

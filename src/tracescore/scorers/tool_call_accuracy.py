@@ -37,12 +37,11 @@ from pydantic import model_validator
 from tracescore.errors import ScorerError
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Reading, Trajectory
-from tracescore.scorers._calls import call_names, select_calls
+from tracescore.scorers._calls import call_names
 from tracescore.scorers._common import (
     ExpectationScorer,
     ToolName,
     uncounted_note,
-    with_handoffs,
 )
 from tracescore.scorers.base import Assessed, Outcome
 
@@ -124,7 +123,7 @@ class ToolCallAccuracy(ExpectationScorer):
     def assessor(self) -> Callable[[Trajectory], Assessed]:
         """`evaluate`'s Outcome as a tuple, from a function with the config read once."""
         mastra, strict, scorer = self.mastra, self.strict_mode, self
-        policy, sub, handoffs = self.calls, self.include_subagents, self.names_handoffs
+        counted = self.counter()
         order, tool, order_ok_of = self.expected_tool_order, self.expected_tool, self._order_ok
         mode = (
             "the exact sequence"
@@ -143,9 +142,7 @@ class ToolCallAccuracy(ExpectationScorer):
                     f"1.10.2 throws for a run without a user message or an assistant message; "
                     f"this run has no {missing})"
                 )
-            calls = select_calls(trajectory, policy, sub)  # `self.counted(trajectory)`
-            if handoffs:
-                calls = with_handoffs(trajectory, calls, sub)
+            calls = counted(trajectory)
             actual = list(call_names(calls))
             correct_tool = tool is not None and (actual == [tool] if strict else tool in actual)
             order_ok = None if order is None else order_ok_of(actual, order)

@@ -29,7 +29,7 @@ from pydantic_core import PydanticCustomError
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Reading, Trajectory
 from tracescore.scorers._calls import call_names
-from tracescore.scorers._common import ToolName, ToolScorer, subagent_tool_calls, with_handoffs
+from tracescore.scorers._common import ToolName, ToolScorer, subagent_tool_calls
 from tracescore.scorers._matching import args_subset
 from tracescore.scorers.base import Assessed, Outcome, select_calls
 
@@ -122,7 +122,7 @@ class ToolCalls(ToolScorer):
         """`evaluate`'s Outcome as a tuple, from a function with the config read once: the
         checks' names and reasons are written here, per run only what the run decides."""
         kind = "clean" if self.calls == "clean" else "attempted"
-        policy, sub, handoffs = self.calls, self.include_subagents, self.names_handoffs
+        counted, sub = self.counter(), self.include_subagents
         allow_additional = self.allow_additional
         tools = [(n, f"expected tool '{n}' has no {kind} execution") for n in self.expected_tools]
         specs = [
@@ -139,9 +139,7 @@ class ToolCalls(ToolScorer):
         checks = len(tools) + len(specs)
 
         def assess(trajectory: Trajectory) -> Assessed:
-            calls = select_calls(trajectory, policy, sub)  # `self.counted(trajectory)`
-            if handoffs:
-                calls = with_handoffs(trajectory, calls, sub)
+            calls = counted(trajectory)
             counted_names = set(call_names(calls))
             counted_names.discard("")
             satisfied = 0

@@ -30,12 +30,11 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Trajectory
-from tracescore.scorers._calls import call_names, select_calls
+from tracescore.scorers._calls import call_names
 from tracescore.scorers._common import (
     ExpectationScorer,
     ToolName,
     uncounted_note,
-    with_handoffs,
 )
 from tracescore.scorers._compare import ArgsMatch, Expected, Ordering, compare_named
 from tracescore.scorers.base import Assessed, Outcome
@@ -103,18 +102,11 @@ class TrajectoryAccuracy(ExpectationScorer):
         expected_names = frozenset(tools)
         ordering, allow_repeated = self.ordering, self.allow_repeated_steps
         args_match, mastra = self.args_match, self.mastra
-        policy, sub, handoffs, scorer = (
-            self.calls,
-            self.include_subagents,
-            self.names_handoffs,
-            self,
-        )
+        counted, scorer = self.counter(), self
         lead = f"{ordering} ordering: "
 
         def assess(trajectory: Trajectory) -> Assessed:
-            calls = select_calls(trajectory, policy, sub)  # `self.counted(trajectory)`
-            if handoffs:
-                calls = with_handoffs(trajectory, calls, sub)
+            calls = counted(trajectory)
             names = call_names(calls)
             result = compare_named(
                 calls, names, expected, expected_names, ordering, allow_repeated, args_match, mastra
