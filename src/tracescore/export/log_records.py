@@ -9,6 +9,8 @@ protobuf writes them.
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
 
 from tracescore import semconv
@@ -21,12 +23,16 @@ __all__ = [
     "ATTRIBUTES",
     "RECORD_HEADS",
     "SCORE_VALUE",
+    "TemplateKey",
     "encode_records",
     "explanation_head",
     "record_head",
     "record_parts",
     "record_template",
 ]
+
+TemplateKey: TypeAlias = tuple[str, str | None, str | None, str | None, str | None, str]
+"""What a record's template is kept by: score name, label, error type, agent, scenario, digest."""
 
 ATTRIBUTES = b"\x32"  # LogRecord.attributes = 6
 _LOG_RECORDS = b"\x12"  # ScopeLogs.log_records = 2 (scope = 1)
@@ -60,7 +66,7 @@ def record_parts(
     parts: list[bytes] = []
     fixed = len(start) + len(end)
     for score in scores:
-        memo: tuple[str, str | None, str | None, str | None, str | None, str]
+        memo: TemplateKey
         if score.error is None:
             # `score_label` without the call for what every check scores: its own label.
             label = score.label if score.label is not None else score_label(score)
@@ -76,7 +82,7 @@ def record_parts(
             )
         template = _TEMPLATES.get(memo)
         if template is None:
-            template = wire.remember(_TEMPLATES, memo, _template(*memo), _TEMPLATES_LIMIT)
+            template = record_template(memo)
         head, middle, tail, size = template
         value = score.value
         field = b"" if value is None else SCORE_VALUE + _pack_double(float(value))
@@ -106,38 +112,19 @@ def explanation_head(size: int) -> bytes:
     return wire.remember(_EXPLANATION_HEADS, size, head, _TEMPLATES_LIMIT)
 
 
-def record_template(
-    name: str,
-    label: str | None,
-    kind: str | None,
-    agent: str | None,
-    scenario: str | None,
-    digest: str,
-) -> tuple[bytes, bytes, bytes, int]:
-    """`_template`'s pieces, remembered."""
-    memo = (name, label, kind, agent, scenario, digest)
-    template = _TEMPLATES.get(memo)
-    if template is None:
-        template = wire.remember(_TEMPLATES, memo, _template(*memo), _TEMPLATES_LIMIT)
-    return template
-
-
-def _template(
-    name: str,
-    label: str | None,
-    kind: str | None,
-    agent: str | None,
-    scenario: str | None,
-    digest: str,
-) -> tuple[bytes, bytes, bytes, int]:
+def record_template(key: TemplateKey) -> tuple[bytes, bytes, bytes, int]:
     """What a record holds around its value and explanation, which alone vary per score, and
-    its size.
+    its size; remembered per `key` (name, label, error type, agent, scenario, digest).
 
     The attributes are those `events` documents, in that order: before the value, the
     severity (a failed scorer is worth a warning; a low score is a result, not a problem), the
     event name and the evaluation name; between value and explanation, the label; after it,
     the error type, agent, scenario and digest.
     """
+    template = _TEMPLATES.get(key)
+    if template is not None:
+        return template
+    name, label, kind, agent, scenario, digest = key
     s = semconv
     head = (_WARN if kind is not None else _INFO) + wire.attribute_fields(
         ATTRIBUTES,
@@ -154,15 +141,13 @@ def _template(
     tail[s.TRACESCORE_DIGEST] = digest
     middle_fields = wire.attribute_fields(ATTRIBUTES, middle)
     tail_fields = wire.attribute_fields(ATTRIBUTES, tail)
-    return head, middle_fields, tail_fields, len(head) + len(middle_fields) + len(tail_fields)
+    template = (head, middle_fields, tail_fields, len(head) + len(middle_fields) + len(tail_fields))
+    return wire.remember(_TEMPLATES, key, template, _TEMPLATES_LIMIT)
 
 
 # Record templates by (name, label, error type, agent, scenario, digest): bounded, since
 # agents and labels come from traffic.
-_TEMPLATES: dict[
-    tuple[str, str | None, str | None, str | None, str | None, str],
-    tuple[bytes, bytes, bytes, int],
-] = {}
+_TEMPLATES: dict[TemplateKey, tuple[bytes, bytes, bytes, int]] = {}
 _TEMPLATES_LIMIT = 4096
 _EXPLANATION_HEADS: dict[int, bytes] = {}
 RECORD_HEADS: dict[int, bytes] = {}

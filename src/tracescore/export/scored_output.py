@@ -46,19 +46,9 @@ class _Pieces:
         "value_head",
     )
 
-    def __init__(
-        self,
-        prefix: str,
-        name: str,
-        label: str | None,
-        kind: str | None,
-        agent: str | None,
-        scenario: str | None,
-        digest: str,
-    ) -> None:
-        self.head, self.middle, self.tail, self.size = log_records.record_template(
-            name, label, kind, agent, scenario, digest
-        )
+    def __init__(self, prefix: str, template: log_records.TemplateKey) -> None:
+        self.head, self.middle, self.tail, self.size = log_records.record_template(template)
+        name, label = template[0], template[1]
         self.span = span = score_pieces(prefix, name)
         self.score_key, self.label_key = span.score_key, span.label_key
         self.explanation_key, self.value_head = span.explanation_key, span.value_head
@@ -107,7 +97,7 @@ def logged_score_attributes(
                 key = (prefix, score.name, label, kind, agent, scenario, score.digest)
             piece = known.get(key)
             if piece is None:
-                piece = wire.remember(known, key, _Pieces(*key), _MEMO_LIMIT)
+                piece = wire.remember(known, key, _Pieces(prefix, key[1:]), _MEMO_LIMIT)
             value = score.value
             if value is None:
                 logged = b""
