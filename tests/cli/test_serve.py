@@ -14,7 +14,7 @@ def test_a_config_problem_exits_2_naming_the_yaml_path(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "serve.yaml"
-    path.write_text("exporter: {endpoint: 'http://x:4317'}\nassembly:\n  decision_wait: soon\n")
+    path.write_text("exporter: {endpoint: 'http://x:4318'}\nassembly:\n  decision_wait: soon\n")
     assert main(["serve", "--config", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"{path}:3: assembly.decision_wait" in err

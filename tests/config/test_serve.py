@@ -33,7 +33,7 @@ from tracescore.config.serve import (
 from tracescore.errors import ConfigError
 
 FULL = Path(__file__).resolve().parents[2] / "examples" / "config.full.yaml"
-EXPORTER_EXAMPLE = "http://collector:4317"
+EXPORTER_EXAMPLE = "http://collector:4318"
 
 
 @pytest.mark.parametrize(

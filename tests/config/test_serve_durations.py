@@ -9,7 +9,7 @@ from tracescore.config import parse_config
 from tracescore.config.serve import ExporterSettings
 from tracescore.errors import ConfigError
 
-EXPORTER = "exporter: {{endpoint: 'http://127.0.0.1:4317', {extra}}}\n"
+EXPORTER = "exporter: {{endpoint: 'http://127.0.0.1:4318', {extra}}}\n"
 
 
 @pytest.mark.parametrize(
@@ -56,6 +56,7 @@ def test_retry_intervals_out_of_order_are_an_error() -> None:
 def test_a_signal_section_overrides_only_what_it_names() -> None:
     settings = ExporterSettings(
         endpoint="http://collector:4317",
+        protocol="grpc",
         headers={"X-Tenant": "a"},
         logs={"endpoint": "http://events:4318", "protocol": "http/protobuf"},
         metrics={"enabled": False},

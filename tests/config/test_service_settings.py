@@ -8,7 +8,7 @@ import pytest
 from tracescore.config import parse_config
 from tracescore.errors import ConfigError
 
-BASE = "exporter: {endpoint: 'http://127.0.0.1:4317'}\n"
+BASE = "exporter: {endpoint: 'http://127.0.0.1:4318'}\n"
 
 
 @pytest.mark.parametrize("value", ["0", "0s", "0ms", "-5", "-0.5"])

@@ -101,7 +101,7 @@ class OtlpSink:
 
     def __init__(
         self,
-        protocol: Literal["grpc", "http"] = "grpc",
+        protocol: Literal["grpc", "http"] = "http",
         port: int | None = None,
         signals: tuple[str, ...] = ("traces", "logs", "metrics"),
     ) -> None:

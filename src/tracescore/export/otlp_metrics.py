@@ -67,14 +67,14 @@ _UNSUPPORTED = re.compile(r"code: (404|405|501)\b|UNIMPLEMENTED")
 
 def metric_exporter(
     endpoint: str,
-    protocol: Literal["grpc", "http/protobuf"] = "grpc",
+    protocol: Literal["grpc", "http/protobuf"] = "http/protobuf",
     *,
     headers: Mapping[str, str] | None = None,
     tls: ClientTlsSettings | None = None,
     compression: Literal["gzip", "none"] = "gzip",
     timeout_s: float = 10.0,
 ) -> MetricExporter:
-    """The SDK's OTLP metric exporter for a base URL (`http://host:4317`; https:// is TLS).
+    """The SDK's OTLP metric exporter for a base URL (`http://host:4318`; https:// is TLS).
 
     For http/protobuf, `/v1/metrics` is appended to the URL's path.
     """

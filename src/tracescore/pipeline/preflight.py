@@ -38,7 +38,7 @@ def preflight(config: Config, source: str = "config") -> ServeSecrets:
     if config.exporter is None:
         problems.append(
             "exporter: tracescore serve needs a downstream OTLP endpoint "
-            "(exporter: {endpoint: http://collector:4317})"
+            "(exporter: {endpoint: http://collector:4318})"
         )
     receivers = config.receivers
     if receivers.grpc is None and receivers.http is None:
