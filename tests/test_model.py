@@ -1,10 +1,17 @@
 """The pure data models refuse values that would mislead a dashboard."""
 
+import inspect
+import json
 import math
+import pickle
+from dataclasses import MISSING, fields, replace
+from typing import Any
 
 import pytest
 
 from tracescore.model import Score
+from tracescore.model.deferred import Deferred
+from tracescore.model.steps import ToolCall
 
 
 @pytest.mark.parametrize("value", [1.4, -0.1, math.nan, math.inf, True])
@@ -41,3 +48,78 @@ def test_score_edge_values_inside_unit_interval_are_kept(value: float) -> None:
 def test_score_edge_values_outside_unit_interval_are_refused(value: float) -> None:
     with pytest.raises(ValueError, match="must be in"):
         Score(name="x", type="x", value=value, passed=None, explanation="", digest="d")
+
+
+# `ToolCall.__init__` is written by hand (it stores the deferred fields in their slots): these
+# pin it to what the generated one built, so a field added without it fails here.
+
+
+def _generated_tool_call(*args: Any, **kwargs: Any) -> ToolCall:
+    """A ToolCall built as the dataclass's generated `__init__` builds one: every field
+    assigned in order, the deferred ones through their properties."""
+    values = dict(zip((f.name for f in fields(ToolCall)), args, strict=False)) | kwargs
+    call = object.__new__(ToolCall)
+    for f in fields(ToolCall):
+        object.__setattr__(call, f.name, values.get(f.name, f.default))
+    return call
+
+
+def test_tool_call_init_takes_every_field_in_order_with_its_default() -> None:
+    parameters = list(inspect.signature(ToolCall.__init__).parameters.values())[1:]
+    assert [(p.name, p.default) for p in parameters] == [
+        (f.name, inspect.Parameter.empty if f.default is MISSING else f.default)
+        for f in fields(ToolCall)
+    ]
+
+
+_FULL = (
+    "lookup",
+    "call_1",
+    ("q", "x"),  # (hashable: a ToolCall hashes its fields)
+    (1, 2),
+    "error",
+    "ValueError",
+    "bad",
+    "approval",
+    10,
+    20,
+    "ab12",
+    "triage",
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        (("lookup",), {}),
+        (_FULL, {}),
+        ((), dict(zip((f.name for f in fields(ToolCall)), _FULL, strict=True))),
+        (("lookup",), {"result": "text", "status": "paused", "agent": "a"}),
+    ],
+)
+def test_tool_call_init_builds_what_the_generated_one_built(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    built = ToolCall(*args, **kwargs)
+    expected = _generated_tool_call(*args, **kwargs)
+    assert built == expected
+    assert hash(built) == hash(expected)
+    assert repr(built) == repr(expected)
+    assert built.to_dict() == expected.to_dict()
+    for f in fields(ToolCall):
+        assert getattr(built, f.name) == getattr(expected, f.name), f.name
+    assert replace(built, status="ok") == replace(expected, status="ok")
+    assert pickle.loads(pickle.dumps(built)) == expected
+
+
+def test_tool_call_deferred_fields_read_as_computed() -> None:
+    built = ToolCall(
+        "lookup", arguments=Deferred(json.loads, '"x"'), result=Deferred(json.loads, "12")
+    )
+    parsed = ToolCall("lookup", arguments="x", result=12)
+    assert built == parsed
+    assert hash(built) == hash(parsed)
+    assert (built.arguments, built.result) == ("x", 12)
+    assert built.to_dict() == parsed.to_dict()
+    # Reading stored the computed values in place of the deferred ones.
+    assert (built._stored_arguments, built._stored_result) == ("x", 12)  # type: ignore[attr-defined]

@@ -359,7 +359,7 @@ def test_kept_keys_are_the_very_names_the_builder_looks_up(native: bool) -> None
     # The reader interns the keys it decodes and the builder's names are interned first, so a
     # record's keys are semconv's own str objects: lookups end at the pointer compare.
     from tracescore import semconv
-    from tracescore.trajectory._classify import NEEDED_KEYS
+    from tracescore.trajectory._attribute_filter import NEEDED_KEYS
 
     looked_up = {k: k for k in NEEDED_KEYS}
     assert looked_up[semconv.GEN_AI_OPERATION_NAME] is semconv.GEN_AI_OPERATION_NAME

@@ -31,9 +31,15 @@ class Deferred(partial[Any]):
         return hash((self.func, self.args))
 
 
-def computed_on_read(cls: type, name: str) -> None:
-    """Let field `name` of the slotted `cls` hold a `Deferred`, computed when first read."""
+def computed_on_read(cls: type, name: str, stored_as: str) -> None:
+    """Let field `name` of the slotted `cls` hold a `Deferred`, computed when first read.
+
+    `cls.<stored_as>` is then the field's slot itself: assigning it stores a value as it is,
+    for an `__init__` written by hand. (The interpreter specialises an assignment to a slot
+    into a store at its offset, where assigning `name` calls the property's setter.)
+    """
     slot = cls.__dict__[name]  # the slot's own descriptor, which reads and writes the value
+    setattr(cls, stored_as, slot)
     get, put = slot.__get__, slot.__set__
 
     def read(self: object) -> Any:

@@ -4,19 +4,18 @@
 tells a receiver which span attribute keys the builder reads, so it can decode only those.
 """
 
-from tracescore.trajectory._build import build_trajectories
-from tracescore.trajectory._classify import (
+from tracescore.trajectory._attribute_filter import (
     NEEDED_KEYS,
     NEEDED_PREFIXES,
     READING_CONDITIONS,
     READING_KEYS,
     KeepKey,
-    agent_name_of,
     attribute_filter,
-    classify,
     needed_attribute,
     value_kept,
 )
+from tracescore.trajectory._build import build_trajectories
+from tracescore.trajectory._classify import agent_name_of, classify
 from tracescore.trajectory._options import BuildOptions, BuildResult, PauseMarkers
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""Which convention describes a span, and which attribute keys the builder reads at all.
+"""Which convention describes a span.
 
 Conventions are tried in priority order, most specific first: pydantic-ai and Mastra add
 meaning to GenAI spans, Vercel legacy spans carry some `gen_ai.*` keys, and OpenInference and
@@ -8,26 +8,20 @@ only fill gaps (see `merge_views`).
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterable, Mapping
-from typing import TypeAlias, overload
+from collections.abc import Callable
 
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
-from tracescore.model.trajectory import Reading
 from tracescore.trajectory._genai import (
     GENAI,
-    MODEL_USAGE_KEYS,
     READERS,
     agent_name_of_agent_span,
     model_values,
     read_agent,
     read_model,
-    read_tool,
-    tool_execution,
 )
+from tracescore.trajectory._genai_tool import read_tool, tool_execution
 from tracescore.trajectory._mastra import MASTRA
-from tracescore.trajectory._messages import ERROR_RESULT_NEEDLES
 from tracescore.trajectory._openinference import OPENINFERENCE
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import MARKERS as PYDANTIC_AI_MARKERS
@@ -44,17 +38,13 @@ from tracescore.trajectory._views import (
 )
 
 __all__ = [
+    "AI_SPAN_PREFIX",
     "CONVENTIONS",
-    "NEEDED_KEYS",
-    "NEEDED_PREFIXES",
-    "READING_CONDITIONS",
-    "READING_KEYS",
-    "KeepKey",
+    "GENAI_EXECUTIONS",
+    "OTHER_MARKERS",
+    "PYDANTIC_AI_SCOPE",
     "agent_name_of",
-    "attribute_filter",
     "classify",
-    "needed_attribute",
-    "value_kept",
 ]
 
 CONVENTIONS: tuple[Convention, ...] = (
@@ -66,115 +56,18 @@ CONVENTIONS: tuple[Convention, ...] = (
     TRACELOOP,
 )
 
-# Interned (semconv's own objects, interned first): the scanner interns the keys it decodes,
-# so the keys of a record are these very objects and lookups end at the pointer compare.
-NEEDED_KEYS: frozenset[str] = frozenset(
-    map(sys.intern, set().union(*(c.keys for c in CONVENTIONS)))
-)
-NEEDED_PREFIXES: tuple[str, ...] = tuple(sorted({p for c in CONVENTIONS for p in c.prefixes}))
 
-
-def needed_attribute(key: str) -> bool:
-    """True when the builder reads attribute `key`: a receiver may drop every other key.
-
-    Span names, status, events and resource attributes are always kept by the decoders; this
-    only filters span attributes.
-    """
-    return key in NEEDED_KEYS or (bool(NEEDED_PREFIXES) and key.startswith(NEEDED_PREFIXES))
-
-
-# The attributes behind each optional part of a run (`Reading`). Only OTel GenAI's: each of
-# these keys feeds that part and nothing else the builder reads (arguments are not used to pair
-# requested calls with executions, models and tokens only fill ModelCall), so leaving one
-# undecoded changes that part alone. Other conventions' keys (OpenInference's `input.value`,
-# say) serve several parts and are always kept.
-READING_KEYS: Mapping[Reading, frozenset[str]] = {
-    "tool_arguments": frozenset({semconv.GEN_AI_TOOL_CALL_ARGUMENTS}),
-    "tool_results": frozenset(),
-    "model_usage": MODEL_USAGE_KEYS,
-}
-# Keys behind a part that also say something the builder always reads: left undecoded when the
-# part is not read unless their string value holds one of these texts. A GenAI tool result is
-# read for its MCP `isError`, which makes a failed call, and every such result holds one of
-# ERROR_RESULT_NEEDLES (`may_be_error_result`).
-READING_CONDITIONS: Mapping[Reading, Mapping[str, tuple[str, ...]]] = {
-    "tool_results": {semconv.GEN_AI_TOOL_CALL_RESULT: ERROR_RESULT_NEEDLES},
-}
-
-KeepKey: TypeAlias = Callable[[str], bool | tuple[str, ...]]
-"""Whether a receiver decodes attribute key `key`: True, False, or texts: only a string value
-holding one of them (any other value is decoded; see `value_kept`)."""
-
-
-def value_kept(kept: bool | tuple[str, ...], value: object) -> bool:
-    """Whether a value of a key `kept` (a `KeepKey` answer) is decoded: always for True, never
-    for False; for texts, unless it is an ASCII str holding none of them (the scanner decides
-    on the value's bytes, and decodes the others as usual)."""
-    if kept is True or kept is False:
-        return kept
-    return not (isinstance(value, str) and value.isascii() and not any(t in value for t in kept))
-
-
-def attribute_filter(extra_keys: Iterable[str] = (), unread: Iterable[Reading] = ()) -> KeepKey:
-    """`needed_attribute` plus keys something else reads (e.g. scenario `match.attributes`),
-    less the keys behind parts of a run nothing will read (`unread`, see READING_KEYS and
-    READING_CONDITIONS, whose keys it answers with their texts).
-
-    Trajectories keep their agent span's attributes for scenario matching; a receiver that
-    filters keys must keep those a config matches on too, even when a part left unread would
-    have dropped them.
-    """
-    extra = frozenset(extra_keys)
-    unread = frozenset(unread)
-    dropped = frozenset().union(*(READING_KEYS[part] for part in unread)) - extra
-    conditions = {
-        key: texts
-        for part in unread
-        for key, texts in READING_CONDITIONS.get(part, {}).items()
-        if key not in extra
-    }
-    if not extra and not dropped and not conditions:
-        return needed_attribute
-    keys = (NEEDED_KEYS | extra) - dropped
-
-    def keep(key: str) -> bool | tuple[str, ...]:
-        # No dropped or conditional key starts with a needed prefix (test_classify checks),
-        # so the prefix test needs no second look at them.
-        if key in keys:
-            return conditions.get(key, True)
-        return key.startswith(NEEDED_PREFIXES)
-
-    return keep
-
-
-@overload
-def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None: ...
-
-
-@overload
-def classify(
-    span: SpanRecord, options: BuildOptions, executions: bool
-) -> SpanView | ToolValues | ModelValues | None: ...
-
-
-def classify(
-    span: SpanRecord, options: BuildOptions, executions: bool = False
-) -> SpanView | ToolValues | ModelValues | None:
-    """The merged view of `span`, or None when no convention recognises it.
-
-    With `executions`, a tool execution or an inference span only GenAI describes comes as its
-    `ToolValues` or `ModelValues` (what its view would hold) instead: the flat-run fast path
-    makes its steps from those.
-    """
+def classify(span: SpanRecord, options: BuildOptions) -> SpanView | None:
+    """The merged view of `span`, or None when no convention recognises it."""
     attrs = span.attributes
     name = span.name
     # Most spans carry no marker of another convention: then only GenAI may read them. (Names
     # bound in this module: each `semconv.X` or `GENAI.x` is a lookup more per span. A name
     # without the prefix anywhere is told by `in`, a third of a `startswith` call.)
     if (
-        _OTHER_MARKERS.isdisjoint(attrs)
-        and span.scope != _PYDANTIC_AI_SCOPE
-        and (_AI_SPAN_PREFIX not in name or not name.startswith(_AI_SPAN_PREFIX))
+        OTHER_MARKERS.isdisjoint(attrs)
+        and span.scope != PYDANTIC_AI_SCOPE
+        and (AI_SPAN_PREFIX not in name or not name.startswith(AI_SPAN_PREFIX))
     ):
         # GenAI's own dispatch (`_genai.read`) for a text operation it reads: a call fewer on
         # the path every GenAI span takes. Any other operation goes through `_genai.read`.
@@ -182,11 +75,6 @@ def classify(
         reader = _GENAI_READERS.get(op) if op.__class__ is str else None
         view: SpanView | None
         if reader is not None:
-            if executions and _GENAI_CLEAN:
-                if reader is _READ_TOOL:
-                    return _tool_execution(span, options)
-                if reader is _READ_MODEL:
-                    return _model_values(span, options)
             view = reader(span, options, _GENAI_NAME)
         elif op is not None or name.startswith(_GENAI_NAME_PREFIXES):
             view = _read_genai(span, options)
@@ -226,9 +114,9 @@ def agent_name_of(span: SpanRecord, options: BuildOptions) -> str | None:
         attrs.get(_OPERATION) == _INVOKE_AGENT
         and _GENAI_READERS.get(_INVOKE_AGENT) is _read_agent
         and _GENAI_CLEAN
-        and _OTHER_MARKERS.isdisjoint(attrs)
-        and span.scope != _PYDANTIC_AI_SCOPE
-        and not span.name.startswith(_AI_SPAN_PREFIX)
+        and OTHER_MARKERS.isdisjoint(attrs)
+        and span.scope != PYDANTIC_AI_SCOPE
+        and not span.name.startswith(AI_SPAN_PREFIX)
         and attrs[_OPERATION].__class__ is str
     ):
         return _agent_name_of_agent_span(span) or ""
@@ -258,14 +146,10 @@ def classify_every_convention(span: SpanRecord, options: BuildOptions) -> SpanVi
 # follows one convention, and asking the other five cost about a fifth of building a run.
 # The tests check every recorded fixture span classifies the same with and without this.
 _PYDANTIC_AI_MARKERS = frozenset(PYDANTIC_AI_MARKERS)
-_PYDANTIC_AI_SCOPE = semconv.PYDANTIC_AI_SCOPE
-_AI_SPAN_PREFIX = semconv.AI_SPAN_PREFIX
+PYDANTIC_AI_SCOPE = semconv.PYDANTIC_AI_SCOPE
+AI_SPAN_PREFIX = semconv.AI_SPAN_PREFIX
 _OPERATION = semconv.GEN_AI_OPERATION_NAME
 _read_genai = GENAI.read
-_READ_TOOL = read_tool
-_tool_execution = tool_execution
-_READ_MODEL = read_model
-_model_values = model_values
 _read_agent = read_agent
 _agent_name_of_agent_span = agent_name_of_agent_span
 _INVOKE_AGENT = semconv.OP_INVOKE_AGENT
@@ -281,7 +165,7 @@ _BY_MASK: tuple[tuple[Convention, ...], ...] = tuple(
 
 # Every marker key but GenAI's, in one set: a span with none of them (nor pydantic-ai's scope,
 # nor Vercel's name prefix), which is most spans, can only be GenAI or nothing (`classify`).
-_OTHER_MARKERS = _PYDANTIC_AI_MARKERS | {
+OTHER_MARKERS = _PYDANTIC_AI_MARKERS | {
     semconv.MASTRA_SPAN_TYPE,
     semconv.AI_OPERATION_ID,
     semconv.OI_SPAN_KIND,
@@ -308,3 +192,18 @@ def _marked(span: SpanRecord) -> tuple[Convention, ...]:
     if semconv.TRACELOOP_SPAN_KIND in attrs or semconv.LLM_REQUEST_TYPE in attrs:
         mask |= 32
     return _BY_MASK[mask]
+
+
+_VALUES_OF: dict[object, Callable[[SpanRecord, BuildOptions], ToolValues | ModelValues]] = {
+    read_tool: tool_execution,
+    read_model: model_values,
+}
+GENAI_EXECUTIONS: dict[str, Callable[[SpanRecord, BuildOptions], ToolValues | ModelValues]] = (
+    {op: _VALUES_OF[reader] for op, reader in READERS.items() if reader in _VALUES_OF}
+    if GENAI.clean
+    else {}
+)
+"""For the flat-run fast path, by GenAI operation: what a tool execution or an inference span
+that only GenAI describes (no `OTHER_MARKERS`, scope or name prefix of another convention, the
+test that starts `classify`) says of its step, as `ToolValues` or `ModelValues`: what the view
+`classify` gives it holds, without the view."""

@@ -23,9 +23,16 @@ from itertools import islice
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
+from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import ModelCall, Trajectory
-from tracescore.trajectory._classify import classify
+from tracescore.trajectory._classify import (
+    AI_SPAN_PREFIX,
+    GENAI_EXECUTIONS,
+    OTHER_MARKERS,
+    PYDANTIC_AI_SCOPE,
+    classify,
+)
 from tracescore.trajectory._flat_steps import FlatParts, flat_steps
 from tracescore.trajectory._genai import GENAI, model_view
 from tracescore.trajectory._options import BuildOptions
@@ -49,6 +56,14 @@ _START = attrgetter("start_ns")
 _ID = attrgetter("span_id")
 _STR_ONLY = {str}
 _GENAI_NAME = GENAI.name
+_OPERATION = semconv.GEN_AI_OPERATION_NAME
+# Bound again, not used under their imported names: CPython 3.11 compiles a method call on a
+# name a `from` import bound (`.get`, `.isdisjoint`) as an attribute read and a call, expecting
+# a module: a bound method made per span, +790 instructions a span (callgrind).
+_GENAI_EXECUTIONS = GENAI_EXECUTIONS
+_OTHER_MARKERS = OTHER_MARKERS
+_PYDANTIC_AI_SCOPE = PYDANTIC_AI_SCOPE
+_AI_SPAN_PREFIX = AI_SPAN_PREFIX
 _KEY = attrgetter("start_ns", "end_ns", "span_id")
 """The order of steps, as the general path's `Node.key`."""
 
@@ -121,8 +136,24 @@ def _flat_run(
                 return None
         except TypeError:  # a parent or kind of an unexpected type: the general path copes
             return None
-        try:  # `_read`, inlined: one call fewer per span; a GenAI execution as its values
-            view = read[sid] = classify(span, options, True)
+        # `_read`, inlined: a call fewer per span. A tool execution or an inference span only
+        # GenAI describes (`classify`'s first test, inlined) is read as its values, a call
+        # fewer again; every other span is classified.
+        attrs = span.attributes
+        op = attrs.get(_OPERATION)
+        execution = _GENAI_EXECUTIONS.get(op) if op.__class__ is str else None
+        name = span.name
+        view: SpanView | ToolValues | ModelValues | None
+        try:
+            if (
+                execution is not None
+                and _OTHER_MARKERS.isdisjoint(attrs)
+                and span.scope != _PYDANTIC_AI_SCOPE
+                and (_AI_SPAN_PREFIX not in name or not name.startswith(_AI_SPAN_PREFIX))
+            ):
+                view = read[sid] = execution(span, options)
+            else:
+                view = read[sid] = classify(span, options)
         except Exception:
             return None  # the general path reads the span again, and warns
         if view is None:

@@ -11,14 +11,13 @@ from collections.abc import Callable
 
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
-from tracescore.trajectory._common import error_info, name_suffix
+from tracescore.trajectory._common import name_suffix
+from tracescore.trajectory._genai_tool import read_tool
 from tracescore.trajectory._messages import (
     calls_since_user,
     first_user_text,
     last_assistant_text,
-    may_be_error_result,
     parse_messages,
-    response_flags,
     tool_names,
     tool_requests,
     tool_responses,
@@ -26,16 +25,8 @@ from tracescore.trajectory._messages import (
 from tracescore.trajectory._model_output import answer_and_requests
 from tracescore.trajectory._openai_agents import genai_handoff, openai_message_parts
 from tracescore.trajectory._options import BuildOptions
-from tracescore.trajectory._values import (
-    as_int,
-    as_text,
-    clean_id,
-    parse_later,
-    parse_lenient,
-    truncate,
-)
+from tracescore.trajectory._values import as_int, as_text, truncate
 from tracescore.trajectory._views import (
-    MISSING,
     MODEL_RAW_INPUTS,
     Convention,
     ModelInput,
@@ -43,7 +34,6 @@ from tracescore.trajectory._views import (
     Response,
     SpanView,
     ToolRequest,
-    ToolValues,
 )
 
 __all__ = [
@@ -57,8 +47,6 @@ __all__ = [
     "model_view",
     "read_agent",
     "read_model",
-    "read_tool",
-    "tool_execution",
 ]
 
 # What `read_model` takes a model call's model name and token counts from, and nothing else.
@@ -100,46 +88,6 @@ def read(span: SpanRecord, options: BuildOptions) -> SpanView | None:
         return reader(span, options, NAME)
     # create_agent, invoke_workflow, embeddings, ...: not steps of a trajectory.
     return SpanView("other", NAME)
-
-
-def read_tool(span: SpanRecord, options: BuildOptions, convention: str) -> SpanView:
-    """An `execute_tool` span: one execution, with its status."""
-    name, call_id, failed, error_type, message, arguments, result, _ = tool_execution(span, options)
-    view = SpanView("tool", convention, name, call_id, failed, error_type, message)
-    view.arguments = arguments
-    view.result = result
-    return view
-
-
-def tool_execution(span: SpanRecord, options: BuildOptions) -> ToolValues:
-    """What an `execute_tool` span says of its call: `read_tool`'s view, as `ToolValues` (the
-    flat-run fast path builds the step from these, without a view)."""
-    attrs = span.attributes
-    limit = options.max_value_chars
-    failed, error_type, message = error_info(span)
-    name = attrs.get(semconv.GEN_AI_TOOL_NAME)
-    if name.__class__ is not str or not name.isascii():  # ASCII text is read as it is
-        name = as_text(name)
-    if not name:
-        name = name_suffix(span.name, semconv.OP_EXECUTE_TOOL)
-    call_id = clean_id(attrs.get(semconv.GEN_AI_TOOL_CALL_ID))
-    # Arguments and results are parsed when first read (most scorers never read them); the
-    # result is parsed now only when it may be an MCP CallToolResult with isError, which makes
-    # a failed call even when the span is not.
-    arguments = result = MISSING
-    raw = attrs.get(semconv.GEN_AI_TOOL_CALL_ARGUMENTS, MISSING)
-    if raw is not MISSING:
-        arguments = parse_later(raw, limit)
-    raw = attrs.get(semconv.GEN_AI_TOOL_CALL_RESULT, MISSING)
-    if raw is not MISSING:
-        if failed or (isinstance(raw, str) and not may_be_error_result(raw)):
-            result = parse_later(raw, limit)
-        else:
-            result = parse_lenient(raw, limit)
-            if isinstance(result, dict) and response_flags(result)[1]:
-                failed = True
-                error_type = semconv.MCP_TOOL_ERROR
-    return (name, call_id, failed, error_type, message, arguments, result, None)
 
 
 def agent_name_of_agent_span(span: SpanRecord) -> str | None:

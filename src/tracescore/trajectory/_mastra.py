@@ -11,7 +11,8 @@ from __future__ import annotations
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.trajectory._genai import NAME as GENAI_NAME
-from tracescore.trajectory._genai import cut, read_agent, read_model, read_tool
+from tracescore.trajectory._genai import cut, read_agent, read_model
+from tracescore.trajectory._genai_tool import read_tool
 from tracescore.trajectory._messages import input_text, output_text
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._values import as_text

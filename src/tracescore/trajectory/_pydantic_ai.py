@@ -19,7 +19,8 @@ from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.trajectory._common import error_info
 from tracescore.trajectory._genai import NAME as GENAI_NAME
-from tracescore.trajectory._genai import cut, read_agent, read_model, read_tool
+from tracescore.trajectory._genai import cut, read_agent, read_model
+from tracescore.trajectory._genai_tool import read_tool
 from tracescore.trajectory._messages import (
     first_user_text,
     last_assistant_text,
