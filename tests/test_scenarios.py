@@ -13,6 +13,7 @@ import pytest
 from support.scenarios import error, run, scenario, value
 from tracescore.config import Config
 from tracescore.model import Score, Trajectory
+from tracescore.scenario_plan import ScenarioPlan
 from tracescore.scenarios import (
     RunResult,
     conclude,
@@ -256,3 +257,33 @@ def test_a_plan_runs_every_entry_in_order_and_concludes() -> None:
     result = evaluate_run(Config(scenarios=(planned,)), run(("lookup_order", "ok")))
     assert [s.name for s in result.scores] == ["g1", "g2", "low", "high", "both", "free"]
     assert result.verdict == "passed"
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [(), (("lookup_order", "ok"),), (("lookup_order", "error"),), (("a", "ok"),) * 5],
+)
+def test_a_plan_whose_entries_all_score_concludes_as_from_its_scores_by_name(
+    calls: tuple[tuple[str, str], ...],
+) -> None:
+    # Every entry scores, so the plan reads back only the deciding entries' scores: the same
+    # result as concluding from the scores by name. The output check is unscorable (the run
+    # recorded no output): skipped, as a gate.
+    planned = ScenarioPlan(
+        scenario(
+            gates=[
+                {"type": "called_tool", "name": "g1", "tool": "lookup_order"},
+                {"type": "output_includes", "name": "g2", "text": "done"},
+            ],
+            scorers=[
+                {"type": "no_tool_errors", "name": "low", "threshold": 0.7},
+                {"type": "max_tool_calls", "name": "both", "max": 3, "threshold": 1},
+                {"type": "used_no_tools", "name": "free"},
+            ],
+        )
+    )
+    trajectory = run(*calls)
+    by_name = planned.conclude(trajectory, planned.score(trajectory, False))
+    assert planned.run(trajectory, False) == by_name
+    assert planned.run(trajectory, True) == by_name
+    assert by_name.skipped == ("g2",)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tracescore.config.model import Scenario
@@ -48,6 +48,7 @@ class ScenarioPlan:
     __slots__ = (
         "agent",
         "attributes",
+        "deciding",
         "deterministic_scorers",
         "digest",
         "entries",
@@ -81,6 +82,11 @@ class ScenarioPlan:
             for e, is_gate in scenario.entries
         )
         self.gates = frozenset(e.name for e in self.entries if e.is_gate)
+        # What the verdict reads, per deciding entry: its place among the entries, its name
+        # and its threshold's test (most entries of a plan decide nothing).
+        self.deciding = tuple(
+            (index, e.name, e.within) for index, e in enumerate(self.entries) if e.decides
+        )
         # Per entry, in entry order, its `bound_score()`, and the same with None for the entries
         # that need a judge: bound once, so a run pays neither the method lookups nor the
         # `deterministic` test per entry.
@@ -97,11 +103,20 @@ class ScenarioPlan:
         self, scorers: tuple[Callable[[Trajectory], Score] | None, ...]
     ) -> Callable[[Trajectory], RunResult]:
         conclude = self._conclude
+        if None not in scorers:
+            # Every entry scores: its scores are the run's, in order, and only the deciding
+            # ones are read again.
+            every = tuple(score for score in scorers if score is not None)
+
+            def run_every(trajectory: Trajectory) -> RunResult:
+                scores = [score(trajectory) for score in every]
+                return conclude(trajectory, scores, scores)
+
+            return run_every
 
         def run(trajectory: Trajectory) -> RunResult:
-            return conclude(
-                trajectory, [None if score is None else score(trajectory) for score in scorers]
-            )
+            per_entry = [None if score is None else score(trajectory) for score in scorers]
+            return conclude(trajectory, per_entry)
 
         return run
 
@@ -121,20 +136,24 @@ class ScenarioPlan:
     def conclude(self, trajectory: Trajectory, scores: Mapping[str, Score]) -> RunResult:
         return self._conclude(trajectory, [scores.get(e.name) for e in self.entries])
 
-    def _conclude(self, trajectory: Trajectory, per_entry: list[Score | None]) -> RunResult:
+    def _conclude(
+        self,
+        trajectory: Trajectory,
+        per_entry: Sequence[Score | None],
+        ordered: list[Score] | None = None,
+    ) -> RunResult:
+        """The run's result from its score per entry (None: not scored); `ordered`, its scores
+        in entry order, when the caller has them (every entry scored)."""
+        if ordered is None:
+            ordered = [score for score in per_entry if score is not None]
         gate_failed = threshold_missed = has_result = False
         skipped: list[str] = []
-        ordered: list[Score] = []
-        for entry, score in zip(self.entries, per_entry, strict=True):
-            if score is not None:
-                ordered.append(score)
-            if not entry.decides:
-                continue
+        for index, name, within in self.deciding:
+            score = per_entry[index]
             if score is None or (score.value is None and score.error is None):
-                skipped.append(entry.name)
+                skipped.append(name)
                 continue
             has_result = True
-            within = entry.within
             if within is None:  # a gate
                 gate_failed = gate_failed or score.error is not None or score.passed is not True
             elif score.value is None or not within(score.value):

@@ -5,11 +5,31 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import field
+from types import MappingProxyType
 from typing import Any
 
 from tracescore.model._record import record
 
 __all__ = ["Score"]
+
+
+_exact_type = type  # `type` is a field, and so a parameter of `__init__`
+_NO_DETAILS: Mapping[str, Any] = MappingProxyType({})
+"""The default of `details`, a fresh dict per score (`field(default_factory=dict)`)."""
+
+
+def _check_value(value: float, error: str | None) -> None:
+    """Refuse a value outside [0, 1] and an error score with a value. bool before float: bool
+    subclasses int, and True is not a score."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0.0 <= value <= 1.0
+    ):
+        raise ValueError(f"score value must be in [0, 1], got {value!r}")
+    if error is not None:
+        raise ValueError("an error score carries no value")
 
 
 @record
@@ -30,22 +50,39 @@ class Score:
     details: Mapping[str, Any] = field(default_factory=dict)
     error: str | None = None
 
-    def __post_init__(self) -> None:
-        value = self.value
-        if value is None:
-            return
-        # A float in range (what `ScorerBase.finish` builds) skips the full check; NaN and
-        # infinities fail its comparison. bool before float: bool subclasses int, and True is
-        # not a score.
-        if not (type(value) is float and 0.0 <= value <= 1.0) and (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or not 0.0 <= value <= 1.0
+    def __init__(
+        self,
+        name: str,
+        type: str,
+        value: float | None,
+        passed: bool | None,
+        explanation: str,
+        digest: str,
+        label: str | None = None,
+        details: Mapping[str, Any] = _NO_DETAILS,
+        error: str | None = None,
+    ) -> None:
+        """The generated `__init__` and `__post_init__` in one call: every run builds a Score
+        per scorer, and the generated pair was two Python calls and a default-factory test.
+        Same fields, defaults and checks (tests/test_model.py compares with the generated
+        one); `details=None` is stored as given, as the generated one stores it."""
+        # Frozen to the type checker (`record`): its fields are set here, once.
+        made: Any = self
+        made.name = name
+        made.type = type
+        made.value = value
+        made.passed = passed
+        made.explanation = explanation
+        made.digest = digest
+        made.label = label
+        made.details = {} if details is _NO_DETAILS else details
+        made.error = error
+        # A float in range without an error (what `ScorerBase.finish` builds) is the one
+        # shape that needs no check; NaN and infinities fail the comparison.
+        if value is not None and (
+            error is not None or not (_exact_type(value) is float and 0.0 <= value <= 1.0)
         ):
-            raise ValueError(f"score value must be in [0, 1], got {value!r}")
-        if self.error is not None:
-            raise ValueError("an error score carries no value")
+            _check_value(value, error)
 
     @property
     def scored(self) -> bool:
