@@ -37,8 +37,12 @@ class Admission(Buffer):
                 "the scanner's caches (assembly.max_bytes)"
             )
         elif self._outbox or not self._hooks.downstream_ready():
+            # Not only a slow downstream: an OTLP/HTTP export shares the event loop with
+            # scoring, so a process taking more than it scores backs its queue up first.
             raise OverloadedError(
-                "export queue full: the downstream endpoint is slow or down", _EXPORT_RETRY_S
+                "export queue full (exporter.queue_size): the downstream endpoint is slow or "
+                "down, or this process is behind its load",
+                _EXPORT_RETRY_S,
             )
         else:
             return
