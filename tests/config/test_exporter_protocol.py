@@ -10,9 +10,11 @@ from tracescore.errors import ConfigError
 
 
 def _exporter(yaml: str) -> tuple[str, str, str]:
-    config = parse_config(yaml)
-    assert config.exporter is not None
-    return tuple(config.exporter.for_signal(s).protocol for s in ("traces", "logs", "metrics"))  # type: ignore[return-value]
+    """The protocol each signal (traces, logs, metrics) is exported with."""
+    exporter = parse_config(yaml).exporter
+    assert exporter is not None
+    traces, logs, metrics = (exporter.for_signal(s) for s in ("traces", "logs", "metrics"))
+    return traces.protocol, logs.protocol, metrics.protocol
 
 
 def test_the_default_protocol_is_http_protobuf() -> None:
