@@ -16,7 +16,9 @@ and the commoner shape). Mixes:
 - checks: bench/throughput.py's scenario (a `max_tool_calls` gate, `no_tool_errors`,
   `called_tool`);
 - matching: `tool_calls` with argument specs, `trajectory_accuracy` and `tool_call_accuracy`
-  (tool arguments and results decoded, steps compared).
+  (tool arguments and results decoded, steps compared);
+- capacity-matching: bench/capacity.py's matching mix (the same scorers, with a subset of
+  arguments to match, relaxed ordering and an expected tool order).
 
 Printed: CPU µs per span of the measured passes (the first pass warms up and is left out) and a
 checksum of every exported body, which must not change when the engine does. Under callgrind,
@@ -64,6 +66,19 @@ MIXES = {
         steps: [{tool: search_docs}, {tool: read_file}, {tool: run_sql}]
       - type: tool_call_accuracy
         expected_tool: search_docs
+""",
+    # bench/capacity.py's matching mix: arguments matched as a subset, relaxed ordering, and a
+    # tool order (the mix the capacity figures are measured with).
+    "capacity-matching": """
+    scorers:
+      - type: tool_calls
+        expected_tools: [search_docs, read_file]
+        arguments: {search_docs: {query: "alpha bravo"}}
+      - type: trajectory_accuracy
+        steps: [{tool: search_docs}, {tool: read_file}, {tool: run_sql}]
+        ordering: relaxed
+      - type: tool_call_accuracy
+        expected_tool_order: [search_docs, read_file]
 """,
 }
 CONFIG = """
