@@ -14,14 +14,14 @@ general path, which then does not read those spans again. The tests compare both
 fixture trace, the benchmark's runs and generated variations.
 
 The spans are ordered, then read in one pass that also checks the structure: each span's id,
-parent and kind before it is read, and the first span that makes the run not flat ends the pass.
+parent and kind before it is read (that ids are distinct and non-empty, after the pass), and
+the first span that makes the run not flat ends the pass.
 """
 
 from __future__ import annotations
 
 from itertools import islice
 from operator import attrgetter
-from typing import TYPE_CHECKING
 
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
@@ -103,14 +103,15 @@ def _flat_run(
     """The trajectory of the spans `ordered`, each span's view kept in `read`, or None unless
     they are a flat run.
 
-    Its structure, checked as the spans are read: distinct non-empty str ids, known kinds, one
-    root, every other span's parent present and sorting before it (so no cycle, no clock skew);
-    the root then sorts first. The ids of the spans before a span are the keys of `read`.
+    Its structure, checked as the spans are read: str ids, known kinds, one root, every other
+    span's parent present and sorting before it (so no cycle, no clock skew); the root then
+    sorts first; after the pass, distinct non-empty ids. The ids of the spans before a span are
+    the keys of `read`.
     """
     root = ordered[0]
     root_id = root.span_id
     try:
-        if root_id.__class__ is not str or not root_id or root.parent_span_id:
+        if root_id.__class__ is not str or root.parent_span_id:
             return None
         if root.kind not in _KNOWN_KINDS:
             return None
@@ -126,13 +127,12 @@ def _flat_run(
     models = parts.models
     model_spans = parts.model_spans
     model_steps = parts.model_steps
+    answers: list[SpanView] = []  # the views of `models` that `run_trajectory` may read
     for span in islice(ordered, 1, None):
         sid = span.span_id
         parent = span.parent_span_id
-        try:
-            if sid.__class__ is not str or not sid or sid in read:
-                return None
-            if parent not in read or span.kind not in _KNOWN_KINDS:
+        try:  # (ids are told distinct and non-empty after the pass, in one test)
+            if sid.__class__ is not str or parent not in read or span.kind not in _KNOWN_KINDS:
                 return None
         except TypeError:  # a parent or kind of an unexpected type: the general path copes
             return None
@@ -140,37 +140,39 @@ def _flat_run(
         # GenAI describes (`classify`'s first test, inlined) is read as its values, a call
         # fewer again; every other span is classified.
         attrs = span.attributes
-        op = attrs.get(_OPERATION)
-        execution = _GENAI_EXECUTIONS.get(op) if op.__class__ is str else None
+        try:  # (no test of the operation's class: only text equals a key)
+            execution = _GENAI_EXECUTIONS.get(attrs.get(_OPERATION))  # type: ignore[arg-type]
+        except TypeError:  # an unhashable operation: classified
+            execution = None
         name = span.name
-        view: SpanView | ToolValues | ModelValues | None
-        try:
-            if (
-                execution is not None
-                and _OTHER_MARKERS.isdisjoint(attrs)
-                and span.scope != _PYDANTIC_AI_SCOPE
-                and (_AI_SPAN_PREFIX not in name or not name.startswith(_AI_SPAN_PREFIX))
-            ):
-                view = read[sid] = execution(span, options)
-            else:
-                view = read[sid] = classify(span, options)
-        except Exception:
-            return None  # the general path reads the span again, and warns
-        if view is None:
-            continue
-        if view.__class__ is tuple:  # GenAI values (no warnings, no output tool)
-            # Under the agent span itself: no outer tool span to merge into, no nested run.
+        if (
+            execution is not None
+            and _OTHER_MARKERS.isdisjoint(attrs)
+            and span.scope != _PYDANTIC_AI_SCOPE
+            and (_AI_SPAN_PREFIX not in name or not name.startswith(_AI_SPAN_PREFIX))
+        ):
+            try:
+                values = read[sid] = execution(span, options)
+            except Exception:
+                return None  # the general path reads the span again, and warns
+            # GenAI values (no warnings, no output tool), under the agent span itself: no outer
+            # tool span to merge into, no nested run.
             if parent != root_id:
                 return None
-            if len(view) != MODEL_VALUES_LEN:  # an execution's `ToolValues`
+            if len(values) != MODEL_VALUES_LEN:  # an execution's `ToolValues`
                 order.append(len(tools))
-                tools.append((span, view))
+                tools.append((span, values))
                 continue
             # An inference span's `ModelValues`: its model call as `model_call` makes it
             # (model, input and output tokens, start, end, span id), inlined.
-            model, input_tokens, output_tokens, _, asked, _, _ = view
+            model, input_tokens, output_tokens, output, asked, tool_names, raw_inputs = values
+            # The trajectory reads a model's input, answer and tools only (`run_trajectory`):
+            # a model span read as values gets a view only when it recorded an input, tools,
+            # or an answer that asked for no tool; the others (most) change nothing there.
+            if raw_inputs is not None or tool_names or (output and not asked):
+                answers.append(model_view(values, _GENAI_NAME, options))
             order.append(~len(models))
-            models.append(view)
+            models.append(values)
             model_spans.append(span)
             model_steps.append(
                 ModelCall(
@@ -187,8 +189,12 @@ def _flat_run(
                 if asked and not parts.add_requests(asked, span.end_ns or span.start_ns):
                     return None
             continue
-        if TYPE_CHECKING:  # what the test above leaves (an exact-class test narrows one way)
-            assert not isinstance(view, tuple)
+        try:
+            view = read[sid] = classify(span, options)
+        except Exception:
+            return None  # (as above)
+        if view is None:
+            continue
         if view.warnings:
             return None
         role = view.role
@@ -203,6 +209,7 @@ def _flat_run(
                 return None
             order.append(~len(models))
             models.append(view)
+            answers.append(view)
             model_spans.append(span)
             model_steps.append(model_call(view, span, sid))
             asked = view.requests
@@ -212,29 +219,13 @@ def _flat_run(
                     return None
         elif role == "agent" or role == "handoff":
             return None  # a second agent (a sub-run, or one nested too deep), or a handoff
+    if len(read) != len(ordered) or "" in read:  # an id repeated (a view replaced), or empty
+        return None
     steps = flat_steps(parts, options)
     if steps is None:
         return None
-    # The trajectory reads a model's input, answer and tools only (`run_trajectory`): the
-    # models without any of them (most) change nothing there and get no view.
-    answers = _answering(models, options)
     # A flat run has no sub-agent: a second agent span sends it to the general path (above).
     return run_trajectory(root, root_id, agent, [agent_view], answers, steps, options, False)
-
-
-def _answering(models: list[SpanView | ModelValues], options: BuildOptions) -> list[SpanView]:
-    """The views of `models` that `run_trajectory` may read (in order): a model span read as
-    values gets one only when it recorded an input, tools, or an answer that asked for no
-    tool; the others (most) change nothing there."""
-    views: list[SpanView] = []
-    for model in models:
-        if model.__class__ is SpanView:
-            views.append(model)
-            continue
-        _, _, _, output, requests, tools, raw_inputs = model  # type: ignore[misc]
-        if raw_inputs is not None or tools or (output and not requests):
-            views.append(model_view(model, _GENAI_NAME, options))  # type: ignore[arg-type]
-    return views
 
 
 def _in_order(spans: list[SpanRecord]) -> list[SpanRecord]:

@@ -13,6 +13,8 @@ and order) is left to the general path (`flat_steps` answers None).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import Step
 from tracescore.trajectory._genai import model_responses
@@ -117,12 +119,13 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
     # Output tools are left out unless `include_output_tools` (`shows_unrequested`: no view
     # here is an output tool). `is_output_tool(name, hidden)` is inlined, its prefixes made
     # once per run: calls fewer per tool call.
-    hidden = () if options.include_output_tools else tuple(sorted(set(options.output_tool_names)))
-    prefixes = output_tool_prefixes(hidden)
+    hidden, prefixes = _hidden_tools(options.include_output_tools, options.output_tool_names)
     # Model spans come in (start, end, span id) order: the last one started last.
     last_model = parts.model_spans[-1].start_ns if parts.model_spans else 0
     approval = options.pause.awaiting_approval
-    requested = _requested(parts, executions, hidden, prefixes, last_model, options)
+    requested = (
+        _requested(parts, executions, hidden, prefixes, last_model, options) if requests else []
+    )
     model_spans, model_steps, agent = parts.model_spans, parts.model_steps, parts.agent
     starts: list[int]
     steps: list[Step]
@@ -159,6 +162,14 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
             first, model_spans[0].start_ns, parts.by_id, executed, agent, options
         )
     return merge_steps(requested, starts, steps)
+
+
+@lru_cache(maxsize=16)  # (few distinct options: made once per run, not per call)
+def _hidden_tools(shown: bool, names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The output tools left out of a run's steps (none when `shown`), and the prefixes of
+    their suffixed variants (`output_tool_prefixes`)."""
+    hidden = () if shown else tuple(sorted(set(names)))
+    return hidden, output_tool_prefixes(hidden)
 
 
 def _requested(

@@ -52,7 +52,11 @@ def tool_execution(span: SpanRecord, options: BuildOptions) -> ToolValues:
         name = as_text(name)
     if not name:
         name = name_suffix(span.name, semconv.OP_EXECUTE_TOOL)
-    call_id = clean_id(attrs.get(_CALL_ID))
+    call_id = attrs.get(_CALL_ID)
+    if call_id.__class__ is str and call_id.isascii():  # `clean_id`'s own value: a call fewer
+        call_id = call_id.strip() or None
+    else:
+        call_id = clean_id(call_id)
     # Arguments and results are parsed when first read (most scorers never read them); the
     # result is parsed now only when it may be an MCP CallToolResult with isError, which makes
     # a failed call even when the span is not. Text, the common case, is wrapped here

@@ -29,43 +29,46 @@ def answer_and_requests(
     text: str | None = None
     requests: list[ToolRequest] = []
     for message in messages:
-        parts = message.get(semconv.MSG_PARTS)
-        answers = message.get(semconv.MSG_ROLE) in _ANSWER_ROLES
-        texts: list[str] = []
+        parts = message.get(_MSG_PARTS)
+        answers = message.get(_MSG_ROLE) in _ANSWER_ROLES
+        texts: list[str] | None = None  # made for the first text (most messages have none)
         # Exact classes first (what JSON parses to): no isinstance call for most values.
         if parts.__class__ is list or isinstance(parts, list):
             for part in parts:
                 if part.__class__ is not dict and not isinstance(part, dict):
                     continue
-                kind = part.get(semconv.PART_TYPE)
-                if kind == semconv.PART_TOOL_CALL:
+                kind = part.get(_PART_TYPE)
+                if kind == _PART_TOOL_CALL:
                     # ASCII text (most names and ids) is as_text's own value: no call needed.
-                    name = part.get(semconv.PART_NAME)
+                    name = part.get(_PART_NAME)
                     if name.__class__ is not str or not name.isascii():
                         name = as_text(name)
                     if name:
-                        call_id = part.get(semconv.PART_ID)
+                        call_id = part.get(_PART_ID)
                         if call_id.__class__ is str and call_id.isascii():
                             call_id = call_id.strip() or None
                         else:
                             call_id = clean_id(call_id)
-                        arguments = part.get(semconv.PART_ARGUMENTS, MISSING)
+                        arguments = part.get(_PART_ARGUMENTS, MISSING)
                         requests.append(ToolRequest(name, call_id, arguments))
-                elif kind == semconv.PART_TEXT:
-                    content = part.get(semconv.PART_CONTENT)
+                elif kind == _PART_TEXT:
+                    content = part.get(_PART_CONTENT)
                     if is_message_repr(content):  # rewritten first: the general reads
                         outputs = openai_message_parts(messages)
                         return last_assistant_text(outputs), tool_requests(outputs)
                     if answers:
                         found = as_text(content)
                         if found is not None:
-                            texts.append(found)
+                            if texts is None:
+                                texts = [found]
+                            else:
+                                texts.append(found)
         if answers:
             # The last assistant (or role-less) message with text is the answer.
             if texts:
                 answer: str | None = "\n".join(texts)
             else:  # older producers' `content` text; most messages of tool calls have none
-                content = message.get(semconv.PART_CONTENT)
+                content = message.get(_PART_CONTENT)
                 answer = as_text(content) if content is not None else None
             if answer:
                 text = answer
@@ -73,3 +76,13 @@ def answer_and_requests(
 
 
 _ANSWER_ROLES = (semconv.MSG_ROLE_ASSISTANT, None)
+# Names bound here: one lookup fewer each per part read.
+_MSG_PARTS = semconv.MSG_PARTS
+_MSG_ROLE = semconv.MSG_ROLE
+_PART_TYPE = semconv.PART_TYPE
+_PART_TOOL_CALL = semconv.PART_TOOL_CALL
+_PART_NAME = semconv.PART_NAME
+_PART_ID = semconv.PART_ID
+_PART_ARGUMENTS = semconv.PART_ARGUMENTS
+_PART_TEXT = semconv.PART_TEXT
+_PART_CONTENT = semconv.PART_CONTENT

@@ -93,11 +93,16 @@ def executed_call(
     """The step of one tool span (what it says of its call: `values`), completed by the request
     it answered (if any)."""
     tool_name, call_id, error, error_type, error_message, arguments, result, pause_reason = values
-    status: ToolStatus = "ok"
+    # Only a failed call keeps its error type and message.
+    status: ToolStatus
     if pause_reason is not None:
         status = "paused"
+        error_type = error_message = None
     elif error:
         status = "error"
+    else:
+        status = "ok"
+        error_type = error_message = None
     if arguments is MISSING and request is not None:
         # The requested call's arguments stand in (the service leaves a span's undecoded when
         # no scorer reads them), parsed when first read: most scorers never read them.
@@ -105,7 +110,6 @@ def executed_call(
         if arguments is not MISSING:
             arguments = Deferred(parse_lenient, arguments, options.max_value_chars)
     name = tool_name or (request.name if request else None) or clean_text(span.name)
-    failed = status == "error"
     # Positional, in field order (one is built per tool call).
     return ToolCall(
         name,
@@ -113,8 +117,8 @@ def executed_call(
         None if arguments is MISSING else arguments,
         None if result is MISSING else result,
         status,
-        error_type if failed else None,
-        error_message if failed else None,
+        error_type,
+        error_message,
         pause_reason,
         span.start_ns or None,
         span.end_ns or None,
