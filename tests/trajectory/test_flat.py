@@ -547,3 +547,15 @@ def test_the_fast_path_orders_int64_extremes(monkeypatch: pytest.MonkeyPatch) ->
     spans[0] = replace(spans[0], start_ns=-(2**63), end_ns=2**63 - 1)
     spans[1] = replace(spans[1], start_ns=2**63 - 1, end_ns=2**63 - 1)
     assert both(spans, monkeypatch) == [True]
+
+
+def test_output_tool_names_given_as_a_list_are_kept_as_a_tuple() -> None:
+    # The fast path caches the hidden tools by these names: a caller's list must not reach it.
+    names = ["lookup", "write"]
+    options = BuildOptions(output_tool_names=names)  # type: ignore[arg-type]
+    assert options.output_tool_names == ("lookup", "write")
+    spans = flat_run(random.Random(7))
+    as_tuple = BuildOptions(output_tool_names=("lookup", "write"))
+    assert _build.build_trajectories(spans, options=options) == _build.build_trajectories(
+        spans, options=as_tuple
+    )

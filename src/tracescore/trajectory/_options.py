@@ -74,6 +74,10 @@ class BuildOptions:
     """Agent spans nested deeper than this are read as part of their parent run (warned)."""
 
     def __post_init__(self) -> None:
+        # A list given by a caller is kept as the tuple the type says (the flat path caches by
+        # these names, and a tuple hashes).
+        if not isinstance(self.output_tool_names, tuple):
+            object.__setattr__(self, "output_tool_names", tuple(self.output_tool_names))
         if self.max_value_chars < 16:
             raise ValueError(f"max_value_chars must be at least 16, got {self.max_value_chars!r}")
         if self.max_agent_depth < 1:
