@@ -54,37 +54,18 @@ from typing import Any
 
 from aiohttp import ClientSession
 
+import mixes
 from capacity_report import Step, print_step, print_summary, verdict
 from tracescore.config.serve import ExporterSettings
 
 SERVER_CPU, CLIENT_CPU = 0, 1
 HERE = Path(__file__).resolve().parent
 LOGS: dict[int, Any] = {}  # server pid -> its log file (kept open until the end)
-MIXES = {
-    "bench": """
+_SCENARIO = """
 scenarios:
   - name: agents
-    match: {agent: "*"}
-    gates: [{type: max_tool_calls, max: 20}]
-    scorers:
-      - {type: no_tool_errors, threshold: 1.0}
-      - {type: called_tool, tool: search_docs}
-""",
-    "matching": """
-scenarios:
-  - name: agents
-    match: {agent: "*"}
-    scorers:
-      - type: tool_calls
-        expected_tools: [search_docs, read_file]
-        arguments: {search_docs: {query: "alpha bravo"}}
-      - type: trajectory_accuracy
-        steps: [{tool: search_docs}, {tool: read_file}, {tool: run_sql}]
-        ordering: relaxed
-      - type: tool_call_accuracy
-        expected_tool_order: [search_docs, read_file]
-""",
-}
+    match: {agent: "*"}"""
+MIXES = {"bench": _SCENARIO + mixes.CHECKS, "matching": _SCENARIO + mixes.CAPACITY_MATCHING}
 
 
 def go_sender() -> Path:

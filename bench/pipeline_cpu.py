@@ -48,14 +48,10 @@ throughput = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(throughput)
 sys.path.insert(0, str(_HERE))
 import capacity_load  # noqa: E402
+import mixes  # noqa: E402
 
 MIXES = {
-    "checks": """
-    gates: [{type: max_tool_calls, max: 20}]
-    scorers:
-      - {type: no_tool_errors, threshold: 1.0}
-      - {type: called_tool, tool: search_docs}
-""",
+    "checks": mixes.CHECKS,
     "matching": """
     scorers:
       - type: tool_calls
@@ -67,19 +63,8 @@ MIXES = {
       - type: tool_call_accuracy
         expected_tool: search_docs
 """,
-    # bench/capacity.py's matching mix: arguments matched as a subset, relaxed ordering, and a
-    # tool order (the mix the capacity figures are measured with).
-    "capacity-matching": """
-    scorers:
-      - type: tool_calls
-        expected_tools: [search_docs, read_file]
-        arguments: {search_docs: {query: "alpha bravo"}}
-      - type: trajectory_accuracy
-        steps: [{tool: search_docs}, {tool: read_file}, {tool: run_sql}]
-        ordering: relaxed
-      - type: tool_call_accuracy
-        expected_tool_order: [search_docs, read_file]
-""",
+    # bench/capacity.py's matching mix (the one capacity is measured with).
+    "capacity-matching": mixes.CAPACITY_MATCHING,
 }
 CONFIG = """
 exporter: {{endpoint: "http://127.0.0.1:9", protocol: http/protobuf, compression: none}}
