@@ -57,6 +57,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 # bench/ on the path also when this file is loaded by location (the tests do)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import mixes
 from shapes import kv as _kv
 from shapes import tag as _tag
 from shapes import tool_spans_trace as _trace
@@ -65,15 +66,13 @@ from tracescore.retry import parse_retry_after
 
 SERVICE_CPU, CLIENT_CPU = 0, 1
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
-SCENARIOS = """
+SCENARIOS = (
+    """
 scenarios:
   - name: agents
-    match: {agent: "*"}
-    gates: [{type: max_tool_calls, max: 20}]
-    scorers:
-      - {type: no_tool_errors, threshold: 1.0}
-      - {type: called_tool, tool: search_docs}
-"""
+    match: {agent: "*"}"""
+    + mixes.CHECKS
+)
 CONFIG = """
 receivers:
   grpc: {{endpoint: "127.0.0.1:{grpc_port}"}}
