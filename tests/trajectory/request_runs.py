@@ -152,6 +152,22 @@ def _early_tool(spans: list[SpanRecord], rng: random.Random) -> list[SpanRecord]
     return _replaced(spans, i, replace(spans[i], start_ns=start, end_ns=start + 500_000))
 
 
+def _executed_out_of_order(spans: list[SpanRecord], rng: random.Random) -> list[SpanRecord]:
+    # Two calls one model call asked for, executed in the other order (in parallel).
+    asked_together: dict[str, list[int]] = {}
+    for i in _of(spans, "execute_tool"):
+        call_id = spans[i].attributes.get(semconv.GEN_AI_TOOL_CALL_ID)
+        if isinstance(call_id, str):
+            asked_together.setdefault(call_id.rsplit("_", 1)[0], []).append(i)
+    groups = [group for group in asked_together.values() if len(group) > 1]
+    if not groups:
+        return spans
+    i, j = rng.sample(rng.choice(groups), 2)
+    first, second = spans[i], spans[j]
+    out = _replaced(spans, i, replace(first, start_ns=second.start_ns, end_ns=second.end_ns))
+    return _replaced(out, j, replace(second, start_ns=first.start_ns, end_ns=first.end_ns))
+
+
 def _text_only(spans: list[SpanRecord], rng: random.Random) -> list[SpanRecord]:
     # Every model call answers in text: messages recorded, nothing asked for.
     out = list(spans)
@@ -255,6 +271,7 @@ JOINED: list[Mutation] = [
     _executed_twice,
     _asked_twice,
     _early_tool,
+    _executed_out_of_order,
     _text_only,
     _decision,
     _denied_before,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -23,10 +24,12 @@ from tracescore import semconv
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import READINGS
 from tracescore.trajectory import BuildOptions, _build, _flat, attribute_filter
-from tracescore.trajectory._flat_steps import FlatParts
+from tracescore.trajectory._flat_parts import FlatParts
 from tracescore.trajectory._options import PauseMarkers
+from tracescore.trajectory._views import TOOL_CALL_ID
 from trajectory.corpora import capacity_spans
 from trajectory.request_runs import DECLINED, JOINED, messages_run
+from trajectory.spans import agent, assistant, call, chat, response, text, tool, user
 from trajectory.test_flat import STRUCTURE_ODD, both
 
 _OPTIONS = [
@@ -103,9 +106,36 @@ def test_the_capacity_benchmark_runs_take_the_fast_path(monkeypatch: pytest.Monk
         assert len(traces) == 8
         shapes = set()
         for trace in traces.values():
-            assert both(trace, monkeypatch) == [True]
+            with monkeypatch.context() as patch:  # in one pass: the two are not needed
+                patch.setattr(_flat, "flat_steps", _unexpected)
+                assert both(trace, monkeypatch) == [True]
             shapes.add(any(semconv.GEN_AI_OUTPUT_MESSAGES in s.attributes for s in trace))
         assert shapes == {True, False}
+
+
+def _unexpected(parts: FlatParts, options: BuildOptions) -> Any:
+    raise AssertionError("built in two passes")
+
+
+def test_generated_runs_meet_one_pass_and_two(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The runs above are built in one pass, in two after one that could not finish, and in two
+    # from the start (tied starts): the comparisons cover all three.
+    passes: list[tuple[bool, bool]] = []
+    original = _flat._pass
+
+    def recording(ordered: Any, options: Any, read: Any, parts: FlatParts) -> Any:
+        steps = original(ordered, options, read, parts)
+        passes.append((parts.one_pass, steps is False))
+        return steps
+
+    monkeypatch.setattr(_flat, "_pass", recording)
+    for seed in range(100):
+        rng = random.Random(seed)
+        spans = messages_run(rng)
+        for mutate in rng.sample(JOINED, rng.randint(0, 4)):
+            spans = mutate(spans, rng)
+        _build.build_trajectories(spans)
+    assert {(True, False), (True, True), (False, False)} <= set(passes)
 
 
 Sabotage = Callable[[FlatParts], None]
@@ -144,12 +174,115 @@ def test_a_broken_join_fails_the_comparison(
         return original(parts, options)
 
     monkeypatch.setattr(_flat, "flat_steps", broken)
-    failed = 0
-    for seed in range(60):
+    assert _failures(monkeypatch) > 0
+
+
+def _failures(monkeypatch: pytest.MonkeyPatch, seeds: int = 60) -> int:
+    """How many runs build otherwise with the fast path (generated ones, and `_ORDERS`)."""
+    runs = list(_ORDERS)
+    for seed in range(seeds):
         rng = random.Random(seed)
         spans = messages_run(rng, rounds=3)
+        for mutate in rng.sample(JOINED, rng.randint(0, 2)):
+            spans = mutate(spans, rng)
+        runs.append(spans)
+    failed = 0
+    for spans in runs:
         try:
             both(spans, monkeypatch)
         except AssertionError:
             failed += 1
-    assert failed > 0
+    return failed
+
+
+_OAI_SCOPE = "opentelemetry.instrumentation.openai_agents"
+_DENIED_BEFORE = [
+    user("go"),
+    assistant(call("c0", "delete")),
+    response("c0", {"type": "execution-denied"}),
+]
+_ASK = chat(2, 1, 10, [assistant(call("c1", "lookup", q=1))])
+_ORDERS = [
+    # Executed (without its arguments) before it was asked, as clock skew shows it, and again
+    # after: the first execution answers the request.
+    [
+        agent(1, "triage"),
+        tool(3, 1, 5, "lookup", "c1"),
+        _ASK,
+        tool(4, 1, 20, "lookup", "c1"),
+        chat(5, 1, 30, [assistant(text("done"))]),
+    ],
+    # Two calls asked at once, executed in the other order: steps in the order asked.
+    [
+        agent(1, "triage"),
+        chat(2, 1, 10, [assistant(call("c1", "lookup", q=1), call("c2", "lookup", q=2))]),
+        tool(3, 1, 15, "lookup", "c2"),
+        tool(4, 1, 20, "lookup", "c1"),
+        chat(5, 1, 30, [assistant(text("done"))]),
+    ],
+    # A resumed run, whose first model call is told of a call of the earlier run the user
+    # denied: a paused call before that model call.
+    [agent(1, "triage"), chat(2, 1, 10, [assistant(text("done"))], _DENIED_BEFORE)],
+    # The OpenAI Agents SDK's last call, after the last model call: stopped for an approval.
+    [agent(1, "triage"), _ASK, replace(tool(3, 1, 20, "lookup", "c1"), scope=_OAI_SCOPE)],
+]
+"""Runs in orders the one pass does not assume: built right, in two passes."""
+
+
+def test_runs_in_orders_one_pass_does_not_assume_build_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for spans in _ORDERS:
+        assert both(spans, monkeypatch) == [True]
+
+
+def _join_out_of_order(patch: pytest.MonkeyPatch) -> None:
+    original = FlatParts.execute
+
+    def execute(parts: FlatParts, span: SpanRecord, values: Any) -> bool:
+        found = parts.by_id.get(values[TOOL_CALL_ID])
+        if found is not None and found > parts.joined:  # as if asked next
+            parts.joined = found
+        return original(parts, span, values)
+
+    patch.setattr(FlatParts, "execute", execute)
+
+
+_REASONS = ["late", "unexecuted", "approval", "denials"]
+
+
+def _finish_anyway(forget: str) -> Callable[[pytest.MonkeyPatch], None]:
+    """A sabotage: `joined_steps` blind to one reason to build in two passes."""
+
+    def sabotage(patch: pytest.MonkeyPatch) -> None:
+        original = FlatParts.joined_steps
+
+        def joined_steps(
+            parts: FlatParts, first: Any, first_start: int, ordered: Any, last: Any
+        ) -> Any:
+            if forget == "late":
+                parts.late = False
+            elif forget == "unexecuted":
+                parts.joined = len(parts.requests)
+            elif forget == "approval":
+                last = ordered[-1]
+            else:  # denials
+                first = None
+            return original(parts, first, first_start, ordered, last)
+
+        patch.setattr(FlatParts, "joined_steps", joined_steps)
+
+    return sabotage
+
+
+@pytest.mark.parametrize(
+    "sabotage",
+    [_join_out_of_order, *map(_finish_anyway, _REASONS)],
+    ids=["out of order", *_REASONS],
+)
+def test_a_one_pass_that_ignores_an_order_fails_the_comparison(
+    sabotage: Callable[[pytest.MonkeyPatch], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each reason `FlatParts` has to build a run in two passes is needed.
+    sabotage(monkeypatch)
+    assert _failures(monkeypatch) > 0

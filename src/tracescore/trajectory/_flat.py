@@ -1,12 +1,14 @@
 """The fast path of the builder for the common shape of a trace: one flat agent run.
 
-A flat run is a trace with no repair to make and nothing to join: one agent span at its root,
-whose tool and model spans are its direct children; every span has its own id and a known kind,
-every parent arrived and sorts before its children; no model span recorded the calls it asked
-for (so there are no requests to join to executions), and no view has a warning. Its steps are
-then the tool and model spans in (start, end, span id) order, which the general builder
-(`_build`) finds after building the forest, assigning runs and joining requests: here one pass
-over the sorted spans builds them, with the step and trajectory builders the general path uses.
+A flat run is a trace with no repair to make and nothing to join by name: one agent span at its
+root, whose tool and model spans are its direct children; every span has its own id and a known
+kind, every parent arrived and sorts before its children; the calls its model spans recorded
+asking for are joined to their executions by call id, and no view has a warning. Its steps are
+then the tool and model spans in (start, end, span id) order, with the requested calls in the
+order asked, which the general builder (`_build`) finds after building the forest, assigning
+runs and joining requests: here one pass over the sorted spans builds them in the usual orders
+(`_flat_parts`), two where a run needs it (`_flat_steps`), with the step and trajectory
+builders the general path uses.
 
 `build_flat_run` answers exactly what the general path answers for such a trace, or None for
 any other trace, before doing anything but classifying spans; the views it read are kept for the
@@ -22,10 +24,11 @@ from __future__ import annotations
 
 from itertools import islice
 from operator import attrgetter
+from typing import Literal
 
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
-from tracescore.model.trajectory import ModelCall, Trajectory
+from tracescore.model.trajectory import ModelCall, Step, Trajectory
 from tracescore.trajectory._classify import (
     AI_SPAN_PREFIX,
     GENAI_EXECUTIONS,
@@ -33,7 +36,8 @@ from tracescore.trajectory._classify import (
     PYDANTIC_AI_SCOPE,
     classify,
 )
-from tracescore.trajectory._flat_steps import FlatParts, flat_steps
+from tracescore.trajectory._flat_parts import FlatParts
+from tracescore.trajectory._flat_steps import flat_steps
 from tracescore.trajectory._genai import GENAI, model_view
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._run import run_trajectory
@@ -80,11 +84,11 @@ def build_flat_run(
     if not spans:
         return None
     try:
-        ordered = _in_order(spans)
+        ordered, starts_differ = _in_order(spans)
     except TypeError:  # times of unexpected types: the general path copes
         return None
     read: dict[str, SpanView | ToolValues | ModelValues | None] = {}
-    trajectory = _flat_run(ordered, options, read)
+    trajectory = _flat_run(ordered, options, read, starts_differ)
     if trajectory is None and read and _ids_name_spans(spans):  # for the general path
         # (which reads the executions kept as their values again)
         for sid, view in read.items():
@@ -99,9 +103,10 @@ def _flat_run(
     ordered: list[SpanRecord],
     options: BuildOptions,
     read: dict[str, SpanView | ToolValues | ModelValues | None],
+    starts_differ: bool,
 ) -> Trajectory | None:
-    """The trajectory of the spans `ordered`, each span's view kept in `read`, or None unless
-    they are a flat run.
+    """The trajectory of the spans `ordered` (whose starts differ, or not), each span's view
+    kept in `read`, or None unless they are a flat run.
 
     Its structure, checked as the spans are read: str ids, known kinds, one root, every other
     span's parent present and sorting before it (so no cycle, no clock skew); the root then
@@ -121,13 +126,43 @@ def _flat_run(
     if agent_view is None or agent_view.role != "agent" or agent_view.warnings:
         return None
     agent = agent_view.agent_name or clean_text(root.name)
-    parts = FlatParts(root, agent_view, agent)
+    # One pass makes each step as its span is read, in the order read; where that is not the
+    # order of the steps (`FlatParts.execute`, `joined_steps`), the spans are read again in a
+    # pass that keeps what each said, for `flat_steps` to join. Tied starts are left to that
+    # pass from the start.
+    parts = FlatParts(root, agent_view, agent, options, starts_differ)
+    steps = _pass(ordered, options, read, parts)
+    if steps is False:
+        read.clear()  # (the parents' test reads its keys)
+        read[root_id] = agent_view
+        parts = FlatParts(root, agent_view, agent, options, False)
+        steps = _pass(ordered, options, read, parts)
+    if steps is None or steps is False:
+        return None
+    # A flat run has no sub-agent: a second agent span sends it to the general path (`_pass`).
+    return run_trajectory(root, root_id, agent, [agent_view], parts.answers, steps, options, False)
+
+
+def _pass(
+    ordered: list[SpanRecord],
+    options: BuildOptions,
+    read: dict[str, SpanView | ToolValues | ModelValues | None],
+    parts: FlatParts,
+) -> tuple[Step, ...] | Literal[False] | None:
+    """The steps of the spans `ordered` after their root, each span's view kept in `read`;
+    None unless they are a flat run, False when they need two passes (`parts.one_pass`)."""
+    root_id = parts.root.span_id
+    one_pass = parts.one_pass
+    execute = parts.execute if one_pass else parts.keep
+    steps = parts.steps
     order = parts.order
-    tools = parts.tools
     models = parts.models
     model_spans = parts.model_spans
     model_steps = parts.model_steps
-    answers: list[SpanView] = []  # the views of `models` that `run_trajectory` may read
+    answers = parts.answers
+    first_model: SpanView | ModelValues | None = None  # (for `denied_earlier`)
+    first_start = 0
+    last_model_span: SpanRecord | None = None
     for span in islice(ordered, 1, None):
         sid = span.span_id
         parent = span.parent_span_id
@@ -145,6 +180,7 @@ def _flat_run(
         except TypeError:  # an unhashable operation: classified
             execution = None
         name = span.name
+        model: SpanView | ModelValues
         if (
             execution is not None
             and _OTHER_MARKERS.isdisjoint(attrs)
@@ -160,80 +196,84 @@ def _flat_run(
             if parent != root_id:
                 return None
             if len(values) != MODEL_VALUES_LEN:  # an execution's `ToolValues`
-                order.append(len(tools))
-                tools.append((span, values))
+                executed = execute(span, values)
+                if not executed:
+                    return executed  # (False: two passes; None: not a flat run)
                 continue
             # An inference span's `ModelValues`: its model call as `model_call` makes it
             # (model, input and output tokens, start, end, span id), inlined.
-            model, input_tokens, output_tokens, output, asked, tool_names, raw_inputs = values
+            model = values
+            model_name, input_tokens, output_tokens, output, asked, tool_names, raw_inputs = values
             # The trajectory reads a model's input, answer and tools only (`run_trajectory`):
             # a model span read as values gets a view only when it recorded an input, tools,
             # or an answer that asked for no tool; the others (most) change nothing there.
             if raw_inputs is not None or tool_names or (output and not asked):
                 answers.append(model_view(values, _GENAI_NAME, options))
-            order.append(~len(models))
-            models.append(values)
-            model_spans.append(span)
-            model_steps.append(
-                ModelCall(
-                    model,
-                    input_tokens,
-                    output_tokens,
-                    span.start_ns or None,
-                    span.end_ns or None,
-                    sid,
-                )
+            step = ModelCall(
+                model_name,
+                input_tokens,
+                output_tokens,
+                span.start_ns or None,
+                span.end_ns or None,
+                sid,
             )
-            if asked is not None:
-                parts.recorded = True
-                if asked and not parts.add_requests(asked, span.end_ns or span.start_ns):
-                    return None
-            continue
-        try:
-            view = read[sid] = classify(span, options)
-        except Exception:
-            return None  # (as above)
-        if view is None:
-            continue
-        if view.warnings:
-            return None
-        role = view.role
-        if role == "tool":  # (as above)
-            if parent != root_id or view.output_tool:
+        else:
+            try:
+                view = read[sid] = classify(span, options)
+            except Exception:
+                return None  # (as above)
+            if view is None:
+                continue
+            if view.warnings:
                 return None
-            order.append(len(tools))
-            tools.append((span, tool_values(view)))
-        elif role == "model":
+            role = view.role
+            if role == "tool":  # (as above)
+                if parent != root_id or view.output_tool:
+                    return None
+                executed = execute(span, tool_values(view))
+                if not executed:
+                    return executed  # (as above)
+                continue
+            if role == "agent" or role == "handoff":
+                return None  # a second agent (a sub-run, or one nested too deep), or a handoff
+            if role != "model":
+                continue
             # Output tools a model span names change which calls are shown.
             if parent != root_id or view.output_tool_names:
                 return None
-            order.append(~len(models))
-            models.append(view)
+            model = view
             answers.append(view)
-            model_spans.append(span)
-            model_steps.append(model_call(view, span, sid))
+            step = model_call(view, span, sid)
             asked = view.requests
-            if asked is not None:
-                parts.recorded = True
-                if asked and not parts.add_requests(asked, span.end_ns or span.start_ns):
-                    return None
-        elif role == "agent" or role == "handoff":
-            return None  # a second agent (a sub-run, or one nested too deep), or a handoff
+        if one_pass:
+            last_model_span = span
+            if first_model is None:
+                first_model = model
+                first_start = span.start_ns
+            steps.append(step)
+        else:
+            order.append(~len(models))
+            models.append(model)
+            model_spans.append(span)
+            model_steps.append(step)
+        if asked is not None:
+            parts.recorded = True
+            if asked and not parts.add_requests(asked, span.end_ns or span.start_ns):
+                return None
     if len(read) != len(ordered) or "" in read:  # an id repeated (a view replaced), or empty
         return None
-    steps = flat_steps(parts, options)
-    if steps is None:
-        return None
-    # A flat run has no sub-agent: a second agent span sends it to the general path (above).
-    return run_trajectory(root, root_id, agent, [agent_view], answers, steps, options, False)
+    if not one_pass:
+        return flat_steps(parts, options)
+    done = parts.joined_steps(first_model, first_start, ordered, last_model_span)
+    return False if done is None else done
 
 
-def _in_order(spans: list[SpanRecord]) -> list[SpanRecord]:
-    """`spans` in (start, end, span id) order."""
+def _in_order(spans: list[SpanRecord]) -> tuple[list[SpanRecord], bool]:
+    """`spans` in (start, end, span id) order, and whether they start at distinct times."""
     # With distinct starts (the usual case), the start alone orders spans as the full key does,
     # and int keys sort three times cheaper than tuples.
     starts_differ = len(set(map(_START, spans))) == len(spans)
-    return sorted(spans, key=_START if starts_differ else _KEY)
+    return sorted(spans, key=_START if starts_differ else _KEY), starts_differ
 
 
 def _ids_name_spans(spans: list[SpanRecord]) -> bool:

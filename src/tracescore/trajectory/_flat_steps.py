@@ -1,10 +1,12 @@
-"""The steps of a flat run (`_flat`): its requested calls joined to their executions by call id.
+"""The steps of a flat run (`_flat`) in a second pass: its requested calls joined to their
+executions by call id.
 
 A flat run's model spans may record the calls they asked for (`tool_call` parts of their
 output messages, the shape SDKs with message capture send), and its tool spans repeat their
-ids. Steps are then made as `_steps.build_steps` makes them, from the same step builders, but
-without its nodes: requests in the order asked (each joined to the first tool span with its id,
-or else paused, denied or answered as `_unexecuted` decides), merged into the model calls and the
+ids. Where the pass over the spans could not make the steps itself (`_flat_parts`), they are
+made here as `_steps.build_steps` makes them, from the same step builders, but without its
+nodes: requests in the order asked (each joined to the first tool span with its id, or else
+paused, denied or answered as `_unexecuted` decides), merged into the model calls and the
 executions nobody asked for, in (start, end, span id) order.
 
 Requests are joined by call id only: a request or an execution without an id (joined by name
@@ -13,86 +15,21 @@ and order) is left to the general path (`flat_steps` answers None).
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from tracescore.model.span import SpanRecord
 from tracescore.model.trajectory import Step
-from tracescore.trajectory._genai import model_responses
+from tracescore.trajectory._flat_parts import FlatParts, denied_before_run, responses_of
 from tracescore.trajectory._options import BuildOptions
-from tracescore.trajectory._pydantic_ai import output_tool_prefixes
 from tracescore.trajectory._step_calls import executed_call, paused_for_approval
 from tracescore.trajectory._step_order import merge_steps
 from tracescore.trajectory._unexecuted import (
     answered_handoff,
     decisions_in,
-    denied_earlier,
     responses_by_call,
     unexecuted_call,
 )
-from tracescore.trajectory._views import (
-    TOOL_CALL_ID,
-    LazyResponses,
-    ModelValues,
-    Response,
-    SpanView,
-    ToolRequest,
-    ToolValues,
-)
+from tracescore.trajectory._views import TOOL_CALL_ID, Response, ToolValues
 
-__all__ = ["FlatParts", "flat_steps"]
-
-
-class FlatParts:
-    """What the pass over a flat run collected: its model and tool spans, and the requests.
-
-    `order` lists the steps other than requested calls, in (start, end, span id) order: an
-    index into `tools` for a tool span (with what it says of its call), `~k` (negative) for
-    the model call `model_steps[k]`.
-    """
-
-    __slots__ = (
-        "agent",
-        "agent_view",
-        "anchors",
-        "by_id",
-        "model_spans",
-        "model_steps",
-        "models",
-        "order",
-        "recorded",
-        "requests",
-        "root",
-        "tools",
-    )
-
-    def __init__(self, root: SpanRecord, agent_view: SpanView, agent: str | None) -> None:
-        self.root = root
-        self.agent_view = agent_view
-        self.agent = agent
-        # A GenAI inference span as its values, another convention's as its view.
-        self.models: list[SpanView | ModelValues] = []
-        self.model_spans: list[SpanRecord] = []
-        self.model_steps: list[Step] = []  # (model calls only)
-        self.tools: list[tuple[SpanRecord, ToolValues]] = []
-        self.order: list[int] = []
-        self.requests: list[ToolRequest] = []
-        self.anchors: list[int] = []  # when each request was asked for: its model span's end
-        self.by_id: dict[str, int] = {}  # call id -> index in `requests` (the first one wins)
-        self.recorded = False  # a model span recorded its output messages (maybe no call)
-
-    def add_requests(self, asked: tuple[ToolRequest, ...], anchor: int) -> bool:
-        """Add the requests `asked` at `anchor`, but a call id already asked for (the same call
-        recorded twice, e.g. by a retried stream); False when one has no call id."""
-        requests, anchors, by_id = self.requests, self.anchors, self.by_id
-        for request in asked:
-            call_id = request.call_id
-            if call_id is None:
-                return False
-            if call_id not in by_id:
-                by_id[call_id] = len(requests)
-                requests.append(request)
-                anchors.append(anchor)
-        return True
+__all__ = ["flat_steps"]
 
 
 def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | None:
@@ -116,10 +53,7 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
             if found is not None and executions[found] is None:
                 executions[found] = execution
                 unrequested[index] = False
-    # Output tools are left out unless `include_output_tools` (`shows_unrequested`: no view
-    # here is an output tool). `is_output_tool(name, hidden)` is inlined, its prefixes made
-    # once per run: calls fewer per tool call.
-    hidden, prefixes = _hidden_tools(options.include_output_tools, options.output_tool_names)
+    hidden, prefixes = parts.hidden, parts.prefixes
     # Model spans come in (start, end, span id) order: the last one started last.
     last_model = parts.model_spans[-1].start_ns if parts.model_spans else 0
     approval = options.pause.awaiting_approval
@@ -151,25 +85,12 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
             if not name or not (name in hidden or name.startswith(prefixes)):
                 starts.append(start)
                 steps.append(call)
-    # Only a first model call that recorded its input can tell of earlier denials: most
-    # runs make no generator for `denied_earlier` to turn down.
-    first = _responses_of(parts.models[0], options) if parts.models else None
-    if first is not None:
+    if parts.models:
         executed = (
             values[TOOL_CALL_ID] for index, (_, values) in enumerate(tools) if unrequested[index]
         )
-        requested[:0] = denied_earlier(
-            first, model_spans[0].start_ns, parts.by_id, executed, agent, options
-        )
+        requested[:0] = denied_before_run(parts, parts.models[0], model_spans[0].start_ns, executed)
     return merge_steps(requested, starts, steps)
-
-
-@lru_cache(maxsize=16)  # (few distinct options: made once per run, not per call)
-def _hidden_tools(shown: bool, names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The output tools left out of a run's steps (none when `shown`), and the prefixes of
-    their suffixed variants (`output_tool_prefixes`)."""
-    hidden = () if shown else tuple(sorted(set(names)))
-    return hidden, output_tool_prefixes(hidden)
 
 
 def _requested(
@@ -197,7 +118,7 @@ def _requested(
             anchor = span.start_ns
         else:
             if responses is None:
-                sources = [_responses_of(model, options) for model in parts.models]
+                sources = [responses_of(model, options) for model in parts.models]
                 sources.append(parts.agent_view.responses)
                 responses = responses_by_call(sources)
                 spans = [parts.root, *parts.model_spans, *(span for span, _ in parts.tools)]
@@ -212,10 +133,3 @@ def _requested(
         if not name or not (name in hidden or name.startswith(prefixes)):
             requested.append((anchor, call))
     return requested
-
-
-def _responses_of(model: SpanView | ModelValues, options: BuildOptions) -> LazyResponses | None:
-    """A model span's recorded responses (its view's `responses`), read when asked."""
-    if model.__class__ is SpanView:
-        return model.responses
-    return model_responses(model, options)  # type: ignore[arg-type]
