@@ -22,16 +22,16 @@ from pydantic import Field, StringConstraints, model_validator
 from tracescore import semconv
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Reading, ToolCall, Trajectory
-from tracescore.scorers._calls import call_names
+from tracescore.scorers._calls import call_names, selector
 from tracescore.scorers._common import (
     Compat,
     ExpectationScorer,
     ProhibitionScorer,
     ToolName,
     names,
-    uncounted_note,
+    uncounted_note_of,
 )
-from tracescore.scorers.base import Outcome, ScorerBase, select_calls
+from tracescore.scorers.base import Outcome, ScorerBase
 
 __all__ = [
     "CalledTool",
@@ -112,14 +112,15 @@ class CalledTool(ExpectationScorer, _Check):
 
     def checker(self) -> Callable[[Trajectory], _Checked]:
         """Count the tool's counted calls."""
-        counted, tool, times, scorer = self.counter(), self.tool, self.times, self
+        counted, tool, times = self.counter(), self.tool, self.times
+        note_of = uncounted_note_of(self)
 
         def check(trajectory: Trajectory) -> _Checked:
             calls = counted(trajectory)
             count = call_names(calls).count(tool)
             passed = count >= times
             explanation = f"'{tool}' was called {count} time(s); at least {times} expected"
-            note = "" if passed else uncounted_note(trajectory, calls, scorer)
+            note = "" if passed else note_of(trajectory, calls)
             if note:
                 explanation += f"; {note}"
             return (
@@ -147,7 +148,7 @@ class ToolOrder(ExpectationScorer, _Check):
 
     def checker(self) -> Callable[[Trajectory], _Checked]:
         """Scan the calls once, advancing through `tools` on each match."""
-        counted, tools, scorer = self.counter(), self.tools, self
+        counted, tools, note_of = self.counter(), self.tools, uncounted_note_of(self)
         want = " -> ".join(tools)
 
         def check(trajectory: Trajectory) -> _Checked:
@@ -166,7 +167,7 @@ class ToolOrder(ExpectationScorer, _Check):
                     f"calls do not follow {want}: '{tools[pos]}' not called{after}; "
                     f"calls: {names(calls)}"
                 )
-                note = uncounted_note(trajectory, calls, scorer)
+                note = note_of(trajectory, calls)
                 if note:
                     explanation += f"; {note}"
             return passed, explanation, {"actual_tools": actual, "expected_order": list(tools)}
@@ -225,10 +226,10 @@ class MaxToolCalls(ProhibitionScorer, _Check):
 
     def checker(self) -> Callable[[Trajectory], _Checked]:
         """Compare the number of counted calls with `max`."""
-        policy, sub, most = self.calls, self.include_subagents, self.max
+        select, most = selector(self.calls, self.include_subagents), self.max
 
         def check(trajectory: Trajectory) -> _Checked:
-            calls = select_calls(trajectory, policy, sub)
+            calls = select(trajectory)
             count = len(calls)
             explanation = f"{count} tool call(s), at most {most} allowed: {names(calls)}"
             return count <= most, explanation, {"count": count, "max": most}
@@ -253,10 +254,11 @@ class NoToolErrors(ProhibitionScorer, _Check):
 
     def checker(self) -> Callable[[Trajectory], _Checked]:
         """Count status `error` (and, under Mastra, paused calls and error results)."""
-        policy, sub, mastra = self.calls, self.include_subagents, self.compat == "mastra"
+        select = selector(self.calls, self.include_subagents)
+        mastra = self.compat == "mastra"
 
         def check(trajectory: Trajectory) -> _Checked:
-            calls = select_calls(trajectory, policy, sub)
+            calls = select(trajectory)
             errored: list[ToolCall] = []
             paused: list[ToolCall] = []
             for c in calls:  # one loop for both lists: most calls are clean

@@ -41,7 +41,7 @@ from tracescore.scorers._calls import call_names
 from tracescore.scorers._common import (
     ExpectationScorer,
     ToolName,
-    uncounted_note,
+    uncounted_note_of,
 )
 from tracescore.scorers.base import Assessed, Outcome
 
@@ -134,7 +134,7 @@ class ToolCallAccuracy(ExpectationScorer):
 
     def assessor(self) -> Callable[[Trajectory], Assessed]:
         """`evaluate`'s Outcome as a tuple, from a function with the config read once."""
-        mastra, strict, scorer = self.mastra, self.strict_mode, self
+        mastra, strict, note_of = self.mastra, self.strict_mode, uncounted_note_of(self)
         counted = self.counter()
         order, tool, order_ok_of = self.expected_tool_order, self.expected_tool, self._order_test()
         mode = (
@@ -184,7 +184,7 @@ class ToolCallAccuracy(ExpectationScorer):
                 verdict = "was called" if correct_tool else "was not called"
                 explanation = f"expected tool '{tool}' {verdict}; calls: {seen}"
                 value = 1.0 if correct_tool else 0.0
-            note = uncounted_note(trajectory, calls, scorer)
+            note = note_of(trajectory, calls)
             if note:
                 explanation += f"; {note}"
             return value, explanation, None, details

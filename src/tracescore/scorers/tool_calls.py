@@ -28,10 +28,10 @@ from pydantic_core import PydanticCustomError
 
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Reading, Trajectory
-from tracescore.scorers._calls import call_names
+from tracescore.scorers._calls import call_names, selector
 from tracescore.scorers._common import ToolName, ToolScorer, subagent_tool_calls
 from tracescore.scorers._matching import args_subset
-from tracescore.scorers.base import Assessed, Outcome, select_calls
+from tracescore.scorers.base import Assessed, Outcome
 
 __all__ = ["ToolCalls"]
 
@@ -123,6 +123,7 @@ class ToolCalls(ToolScorer):
         checks' names and reasons are written here, per run only what the run decides."""
         kind = "clean" if self.calls == "clean" else "attempted"
         counted, sub = self.counter(), self.include_subagents
+        attempted = selector("attempted", sub)
         allow_additional = self.allow_additional
         tools = [(n, f"expected tool '{n}' has no {kind} execution") for n in self.expected_tools]
         specs = [
@@ -171,7 +172,7 @@ class ToolCalls(ToolScorer):
                 passed = False
                 notes.append(f"additional tool calls not allowed: {additional!r}")
             # `trajectory.tool_calls(...)`, from the run's memo (only its emptiness is read).
-            if not select_calls(trajectory, "attempted", sub):
+            if not attempted(trajectory):
                 notes.insert(0, "run has no tool executions")
             hidden = 0 if sub else subagent_tool_calls(trajectory)
             if hidden:

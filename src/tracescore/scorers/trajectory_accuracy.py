@@ -34,7 +34,7 @@ from tracescore.scorers._calls import call_names
 from tracescore.scorers._common import (
     ExpectationScorer,
     ToolName,
-    uncounted_note,
+    uncounted_note_of,
 )
 from tracescore.scorers._compare import ArgsMatch, Expected, Ordering, compare_named
 from tracescore.scorers.base import Assessed, Outcome
@@ -102,7 +102,7 @@ class TrajectoryAccuracy(ExpectationScorer):
         expected_names = frozenset(tools)
         ordering, allow_repeated = self.ordering, self.allow_repeated_steps
         args_match, mastra = self.args_match, self.mastra
-        counted, scorer = self.counter(), self
+        counted, note_of = self.counter(), uncounted_note_of(self)
         lead = f"{ordering} ordering: "
 
         def assess(trajectory: Trajectory) -> Assessed:
@@ -119,7 +119,7 @@ class TrajectoryAccuracy(ExpectationScorer):
                 )
             else:
                 explanation = lead + result.summary(mastra=mastra, allow_repeated=allow_repeated)
-            note = uncounted_note(trajectory, calls, scorer)
+            note = note_of(trajectory, calls)
             if note:
                 explanation += f" {note}."
             details = result.details()
