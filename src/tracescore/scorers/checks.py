@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from tracescore import semconv
+from tracescore.model.deferred import Deferred
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Reading, ToolCall, Trajectory
 from tracescore.scorers._calls import call_names, selector
@@ -31,7 +32,7 @@ from tracescore.scorers._common import (
     names,
     uncounted_note_of,
 )
-from tracescore.scorers.base import Outcome, ScorerBase
+from tracescore.scorers.base import Details, Outcome, ScorerBase, built
 
 __all__ = [
     "CalledTool",
@@ -44,8 +45,8 @@ __all__ = [
 ]
 
 
-# (passed, explanation, details) of a 0/1 check.
-_Checked = tuple[bool, str, dict[str, Any]]
+# (passed, explanation, details) of a 0/1 check; `check` gives its details built.
+_Checked = tuple[bool, str, Details]
 
 
 class _Check(ScorerBase):
@@ -63,9 +64,10 @@ class _Check(ScorerBase):
         """`check` as a function of the run, with the config read once."""
         raise NotImplementedError
 
-    def check(self, trajectory: Trajectory) -> _Checked:
+    def check(self, trajectory: Trajectory) -> tuple[bool, str, dict[str, Any]]:
         """Whether the run passed, the explanation and the details."""
-        return self.checker()(trajectory)
+        passed, explanation, details = self.checker()(trajectory)
+        return passed, explanation, built(details)
 
     def readings(self) -> frozenset[Reading]:
         """None: the checks read tool names and statuses, and the final output."""
@@ -282,15 +284,24 @@ class NoToolErrors(ProhibitionScorer, _Check):
                 explanation = f"none of {len(calls)} tool call(s) failed"
             if paused and not mastra:
                 explanation += f"; paused (not counted as errors): {names(paused)}"
-            details: dict[str, Any] = {
-                "error_count": len(failed),
-                "total_calls": len(calls),
-                "errored": [c.name for c in errored],
-                "paused": [c.name for c in paused],
-            }
-            return not failed, explanation, details
+            return not failed, explanation, Deferred(_error_details, failed, calls, errored, paused)
 
         return check
+
+
+def _error_details(
+    failed: list[ToolCall],
+    calls: tuple[ToolCall, ...],
+    errored: list[ToolCall],
+    paused: list[ToolCall],
+) -> dict[str, Any]:
+    """`no_tool_errors`' details, built when read (`Score.details`)."""
+    return {
+        "error_count": len(failed),
+        "total_calls": len(calls),
+        "errored": [c.name for c in errored],
+        "paused": [c.name for c in paused],
+    }
 
 
 class OutputIncludes(ScorerBase):

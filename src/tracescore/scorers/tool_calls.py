@@ -26,12 +26,13 @@ from typing import Any, Literal
 from pydantic import field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from tracescore.model.deferred import Deferred
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Reading, Trajectory
 from tracescore.scorers._calls import call_names, selector
 from tracescore.scorers._common import ToolName, ToolScorer, subagent_tool_calls
 from tracescore.scorers._matching import args_subset
-from tracescore.scorers.base import Assessed, Outcome
+from tracescore.scorers.base import Assessed, Outcome, outcome_of
 
 __all__ = ["ToolCalls"]
 
@@ -112,7 +113,7 @@ class ToolCalls(ToolScorer):
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """Count satisfied checks over the counted executions; see the module docstring."""
-        return Outcome(*self.assessor()(trajectory))
+        return outcome_of(self.assessor()(trajectory))
 
     def bound_score(self) -> Callable[[Trajectory], Score]:
         """`score` with the config read once (see `assessor`)."""
@@ -186,15 +187,30 @@ class ToolCalls(ToolScorer):
                 explanation += f"; satisfied: {', '.join(found)}"
             if reason:
                 explanation += f"; {reason}"
-            details = {
-                "checks": checks,
-                "satisfied": satisfied,
-                "missing": missing,
-                "unmatched_arguments": unmatched,
-                "additional": additional,
-                "counted_tools": sorted(counted_names),
-                "reason": reason,
-            }
+            details = Deferred(
+                _details, checks, satisfied, missing, unmatched, additional, counted_names, reason
+            )
             return satisfied / checks, explanation, passed, details
 
         return assess
+
+
+def _details(
+    checks: int,
+    satisfied: int,
+    missing: list[str],
+    unmatched: list[dict[str, Any]],
+    additional: list[str],
+    counted_names: set[str],
+    reason: str | None,
+) -> dict[str, Any]:
+    """A score's details, built when read (`Score.details`)."""
+    return {
+        "checks": checks,
+        "satisfied": satisfied,
+        "missing": missing,
+        "unmatched_arguments": unmatched,
+        "additional": additional,
+        "counted_tools": sorted(counted_names),
+        "reason": reason,
+    }
