@@ -35,7 +35,7 @@ from tracescore.model.trajectory import (
     ToolCall,
     Trajectory,
 )
-from tracescore.scorers._calls import call_names, has_subagents, selector
+from tracescore.scorers._calls import has_subagents, selector
 from tracescore.scorers.base import CallPolicy, ScorerBase
 
 __all__ = [
@@ -149,8 +149,6 @@ class ProhibitionScorer(ExpectationScorer):
 
 def names(calls: Iterable[ToolCall]) -> str:
     """`a, b, c`, or `none`, for explanations."""
-    if type(calls) is tuple:  # a run's counted calls: their names are remembered
-        return ", ".join(call_names(calls)) or "none"
     # A comprehension, not map(attrgetter): the comprehension's specialized slot read costs a
     # tenth of attrgetter's generic attribute lookup.
     return ", ".join([c.name for c in calls]) or "none"
