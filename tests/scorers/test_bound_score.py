@@ -1,7 +1,7 @@
 """`bound_score()`, which scenario plans score with, against `score` and `evaluate` + `finish`.
 
 The checks' bound scorers read their config once, and decide once what their threshold makes
-of 1 and 0 (`bound_binary_score`); the matching scorers' read theirs once too (`assessor`,
+of 1 and 0 (`binary_constants`); the matching scorers' read theirs once too (`assessor`,
 `bound_finish`). These tests give every such scorer many runs (clean, errored, paused,
 sub-agent calls, arguments, a result that cannot be read), with and without thresholds (one
 that passes 0 too), and compare scores field by field.

@@ -248,34 +248,13 @@ class ScorerBase(BaseModel):
             error=error,
         )
 
-    def binary_score(self, passed: bool, explanation: str, details: Details, digest: str) -> Score:
-        """`finish(Outcome(1.0 if passed else 0.0, explanation, None, details), digest)`.
-
-        The 0/1 checks score every run through here: no Outcome is built, and `details`, which
-        the caller built for this score alone, is kept rather than copied.
-        """
-        return self.bound_binary_score()(passed, explanation, details, digest)
-
-    def bound_binary_score(self) -> Callable[[bool, str, Details, str], Score]:
-        """`binary_score`, for a caller that scores many runs with this scorer (`bound_score`).
-
-        The scorer is frozen, so its name, type and threshold are read once, and so is the
-        threshold's verdict on the only two values a check scores: per run, reading them from
-        the pydantic model and checking the threshold cost about a third of building the Score.
-        """
-        name, kind, passes, fails, pass_label, fail_label = self.binary_constants()
-
-        def binary_score(passed: bool, explanation: str, details: Details, digest: str) -> Score:
-            # Positional, in field order (see `finish`).
-            if passed:
-                return Score(name, kind, 1.0, passes, explanation, digest, pass_label, details)
-            return Score(name, kind, 0.0, fails, explanation, digest, fail_label, details)
-
-        return binary_score
-
     def binary_constants(self) -> tuple[str, str, bool, bool, str, str]:
         """What every 0/1 score of this scorer shares: (name, type, `passed` of a 1, `passed` of
-        a 0, label of a 1, label of a 0)."""
+        a 0, label of a 1, label of a 0), what `finish` makes of an Outcome of value 1 or 0.
+
+        The scorer is frozen, so a check's bound form reads them once, threshold's verdict on
+        the only two values it scores included: per run, reading them from the pydantic model
+        and checking the threshold cost about a third of building the Score."""
         threshold = self.threshold
         passes = True if threshold is None else threshold.check(1.0)
         fails = False if threshold is None else threshold.check(0.0)

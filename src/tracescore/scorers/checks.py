@@ -53,7 +53,7 @@ class _Check(ScorerBase):
     """A 0/1 check: `check` says whether the run passed, why, and the details.
 
     Listed after the scorer's own base, so that the fields keep their order. `score` goes
-    straight from `check` to the Score (`binary_score`): building an Outcome and copying its
+    straight from `check` to the Score (`bound_score`): building an Outcome and copying its
     details was about a third of a simple check's cost. `evaluate` gives the same Outcome that
     `finish` turns into the same Score. A check is written once, as `checker`: a function with
     the config read once (a pydantic field is read through the model's `__getattr__` hook,
@@ -82,25 +82,24 @@ class _Check(ScorerBase):
 
     def score(self, trajectory: Trajectory) -> Score:
         """`ScorerBase.score` without the Outcome (same scores, same error scores)."""
-        digest = self.digest()
-        try:
-            passed, explanation, details = self.check(trajectory)
-        except Exception as exc:  # a scorer bug must not take the pipeline down
-            return self.error_score(f"{type(exc).__name__}: {exc}", digest)
-        return self.binary_score(passed, explanation, details, digest)
+        return self.bound_score()(trajectory)
 
     def bound_score(self) -> Callable[[Trajectory], Score]:
-        """`score` with its digest, checker and binary scoring made once (the scorer is frozen)."""
-        check, error_score = self.checker(), self.error_score
-        binary_score = self.bound_binary_score()
-        digest = self.digest()
+        """`score` with its digest, checker and the constants of both outcomes made once (the
+        scorer is frozen; see `binary_constants`)."""
+        check, error_score, digest = self.checker(), self.error_score, self.digest()
+        name, kind, passes, fails, pass_label, fail_label = self.binary_constants()
 
         def score(trajectory: Trajectory) -> Score:
             try:
                 passed, explanation, details = check(trajectory)
             except Exception as exc:  # a scorer bug must not take the pipeline down
                 return error_score(f"{type(exc).__name__}: {exc}", digest)
-            return binary_score(passed, explanation, details, digest)
+            # `finish` of value 1 or 0, without the Outcome: `details`, made for this score
+            # alone (or deferred), are kept rather than copied. Positional, in field order.
+            if passed:
+                return Score(name, kind, 1.0, passes, explanation, digest, pass_label, details)
+            return Score(name, kind, 0.0, fails, explanation, digest, fail_label, details)
 
         return score
 
