@@ -20,6 +20,7 @@ from tracescore.scenarios import (
     evaluate_run,
     is_sampled,
     matches,
+    run_evaluator,
     score_entries,
     select_scenario,
 )
@@ -287,3 +288,37 @@ def test_a_plan_whose_entries_all_score_concludes_as_from_its_scores_by_name(
     assert planned.run(trajectory, False) == by_name
     assert planned.run(trajectory, True) == by_name
     assert by_name.skipped == ("g2",)
+
+
+@pytest.mark.parametrize(
+    "matches_on",
+    [{"agent": "support-*"}, {"input": "refund"}, {"attributes": {"tier": "gold"}}],
+)
+def test_a_bound_evaluator_gives_what_evaluate_run_gives(matches_on: dict[str, Any]) -> None:
+    # `serve` evaluates through `run_evaluator`: selected by agent name alone, or (an input or
+    # attribute condition) scenario by scenario; sampled out, unmatched, or scored.
+    config = Config.model_validate(
+        {
+            "scenarios": [
+                {"name": "first", "match": matches_on, "gates": [{"type": "no_tool_errors"}]},
+                {
+                    "name": "half",
+                    "match": {"agent": "other"},
+                    "sample": 0.5,
+                    "scorers": [{"type": "used_no_tools"}],
+                },
+            ]
+        }
+    )
+    runs = [
+        run(),
+        run(("lookup_order", "error"), user_input="a refund please", attributes={"tier": "gold"}),
+        run(agent="nobody"),
+        *(run(agent="other", trace_id=trace_id) for trace_id in _ids(20)),
+    ]
+    for deterministic_only in (False, True):
+        evaluate = run_evaluator(config, deterministic_only=deterministic_only)
+        for trajectory in runs * 2:  # the second time, the agent's plan is remembered
+            assert evaluate(trajectory) == evaluate_run(
+                config, trajectory, deterministic_only=deterministic_only
+            )

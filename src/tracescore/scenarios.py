@@ -35,6 +35,7 @@ __all__ = [
     "evaluate_run",
     "is_sampled",
     "matches",
+    "run_evaluator",
     "score_entries",
     "select_scenario",
 ]
@@ -105,7 +106,35 @@ def evaluate_run(
     Scorers that need a judge run their synchronous fallback unless `deterministic_only`,
     in which case they are named in `skipped` (gates and thresholded ones) and left out.
     """
-    plan = _select(config, trajectory)
+    return _evaluated(_select(config, trajectory), trajectory, deterministic_only)
+
+
+def run_evaluator(
+    config: Config, *, deterministic_only: bool = False
+) -> Callable[[Trajectory], RunResult]:
+    """`evaluate_run` with `config` and `deterministic_only` bound, for a caller that evaluates
+    every run with one config (`serve`): the config's selection memo is found once, and a
+    run of a known agent whose scenario samples every run goes straight to its plan."""
+    by_agent = _by_agent(config)[1]
+    if by_agent is None:  # some scenario matches on more than the agent name
+        return lambda trajectory: _evaluated(
+            _first_match(config, trajectory), trajectory, deterministic_only
+        )
+
+    def evaluate(trajectory: Trajectory) -> RunResult:
+        agent = trajectory.agent
+        plan = by_agent[agent] if agent in by_agent else _select_in(config, by_agent, trajectory)
+        if plan is not None and plan.sample >= 1.0:  # `_evaluated`'s commonest case, inline
+            return (plan.run_deterministic if deterministic_only else plan.run_all)(trajectory)
+        return _evaluated(plan, trajectory, deterministic_only)
+
+    return evaluate
+
+
+def _evaluated(
+    plan: ScenarioPlan | None, trajectory: Trajectory, deterministic_only: bool
+) -> RunResult:
+    """The run's result under its selected plan (None: no scenario matched)."""
     if plan is None:
         return RunResult(trajectory=trajectory, scenario=None)
     if plan.sample < 1.0 and not is_sampled(trajectory.trace_id, plan.sample):
@@ -143,6 +172,14 @@ def _select(config: Config, trajectory: Trajectory) -> ScenarioPlan | None:
     agent = trajectory.agent
     if agent in by_agent:
         return by_agent[agent]
+    return _select_in(config, by_agent, trajectory)
+
+
+def _select_in(
+    config: Config, by_agent: dict[str | None, ScenarioPlan | None], trajectory: Trajectory
+) -> ScenarioPlan | None:
+    """The plan for a run of an agent not yet in `by_agent`, remembered there."""
+    agent = trajectory.agent
     plan = _first_match(config, trajectory)
     if len(by_agent) >= _AGENTS_LIMIT:
         by_agent.clear()

@@ -1,7 +1,7 @@
 """`bound_score()`, which scenario plans score with, against `score` and `evaluate` + `finish`.
 
 The checks' bound scorers read their config once, and decide once what their threshold makes
-of 1 and 0 (`bound_binary_score`); the matching scorers' read theirs once too (`assessor`,
+of 1 and 0 (`binary_constants`); the matching scorers' read theirs once too (`assessor`,
 `bound_finish`). These tests give every such scorer many runs (clean, errored, paused,
 sub-agent calls, arguments, a result that cannot be read), with and without thresholds (one
 that passes 0 too), and compare scores field by field.
@@ -18,6 +18,7 @@ from scorers._build import agent, call, run
 from support.results import UnreadableResult
 from tracescore.config.scorers import parse_scorer
 from tracescore.model import Step, Trajectory
+from tracescore.model.deferred import Deferred
 from tracescore.scorers.base import select_calls
 
 CONFIGS: list[dict[str, Any]] = [
@@ -120,3 +121,26 @@ def test_select_calls_answers_in_any_order_of_asking() -> None:
             select_calls(run(), "attempted")  # another run first: the memo starts afresh
             for policy, sub in order:
                 assert select_calls(trajectory, policy, sub) == want[(policy, sub)]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"type": "no_tool_errors"},
+        {"type": "tool_calls", "expected_tools": ["lookup"], "arguments": {"lookup": {"id": 1}}},
+        {"type": "trajectory_accuracy", "steps": [{"tool": "lookup"}, {"tool": "refund"}]},
+        {"type": "tool_call_accuracy", "expected_tool_order": ["lookup", "refund"]},
+    ],
+    ids=lambda c: str(c["type"]),
+)
+def test_bound_scores_build_their_details_when_first_read(config: dict[str, Any]) -> None:
+    # `serve` reads no score's details: these scorers' bound forms leave them to be built.
+    scorer = parse_scorer(config)
+    trajectory = run(call("lookup", {"id": 1}), call("delete", status="error"), call("refund"))
+    score = scorer.bound_score()(trajectory)
+    assert type(score._stored_details) is Deferred  # type: ignore[attr-defined]
+    details = score.details
+    assert type(details) is dict
+    assert score.details is details  # built once, then stored
+    assert details == scorer.score(trajectory).details
+    assert details == scorer.evaluate(trajectory).details

@@ -96,10 +96,12 @@ class Release(Buffer):
                 hexes,
             )
             scored = [{}] * len(readies)
-        journal, keys = self._journal, []
+        journal, keys, replayed = self._journal, [], self._restored
         for (trace, _), by_span in zip(due, scored, strict=True):
-            restored = trace.hex in self._restored
-            self._restored.discard(trace.hex)
+            restored = False
+            if replayed:  # only after a restart that replayed traces from storage
+                restored = trace.hex in replayed
+                replayed.discard(trace.hex)
             for span_id, (rs_header, ss_header, span_bytes) in trace.held.items():
                 attrs = by_span.get(span_id)
                 key = journal.take_held(trace.hex, span_id) if journal is not None else None

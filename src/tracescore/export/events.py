@@ -84,7 +84,8 @@ class EvaluationLogs:
         self._resource = resource
         now = time.time_ns() if now_ns is None else now_ns
         self.stamp = stamp = wire.fixed64_field(_TIME, now)  # what every record starts with
-        self._observed = _OBSERVED_TIME + stamp[1:] if stamp else b""  # the same fixed64, tagged
+        observed = _OBSERVED_TIME + stamp[1:] if stamp else b""  # the same fixed64, tagged
+        self._record_tail = observed + _EVENT_NAME  # what ends every record, after the ids
         # Grouping key -> the resource field and the pieces of that resource's framed records.
         self._groups: dict[str, tuple[bytes, list[bytes]]] = {}
         self.records = 0
@@ -125,7 +126,7 @@ class EvaluationLogs:
         if trajectory.span_id:
             span_id = bytes.fromhex(trajectory.span_id)
             end += _SPAN_ID_8 + span_id if len(span_id) == 8 else wire.len_field(_SPAN_ID, span_id)
-        return group[1], end + self._observed + _EVENT_NAME
+        return group[1], end + self._record_tail
 
     def encode(self) -> bytes:
         """The serialized ExportLogsServiceRequest of every record added."""

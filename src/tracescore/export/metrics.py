@@ -41,11 +41,12 @@ from tracescore.export.catalog import CAPPED_KEYS, DURATION_BOUNDS, SCORE_BOUNDS
 from tracescore.export.histograms import BulkHistograms, PrometheusReader, PushReader
 from tracescore.export.run_metrics import Attrs, ScoredRuns, score_result
 from tracescore.model.run_result import RunResult
-from tracescore.scorers.base import select_calls
+from tracescore.scorers._calls import selector
 
 __all__ = ["DURATION_BOUNDS", "SCORE_BOUNDS", "Attrs", "Telemetry", "score_result"]
 
 _PENDING_LIMIT = 4096
+_EVERY_CALL = selector("attempted", include_subagents=True)
 # Histograms aggregated in bulk (export/histograms.py): recorded once or more per scored run.
 _BULK = frozenset({semconv.METRIC_EVALUATION_SCORE, semconv.METRIC_SCORING_DURATION})
 
@@ -129,7 +130,7 @@ class Telemetry:
         """
         if result.scenario is None or not result.sampled:
             return
-        calls = select_calls(result.trajectory, "attempted", True)  # sub-agents' calls too
+        calls = _EVERY_CALL(result.trajectory)  # sub-agents' calls too
         with self._lock:
             self._scored.record_run(result, calls)
 

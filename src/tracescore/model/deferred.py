@@ -9,13 +9,15 @@ __all__ = ["Deferred", "computed_on_read"]
 
 
 class Deferred(partial[Any]):
-    """A tool call's arguments or result, computed when first read: `Deferred(function, *args)`.
+    """A tool call's arguments or result, or a score's details, computed when first read:
+    `Deferred(function, *args)`.
 
     The trajectory builder hands `ToolCall` its arguments and results as JSON text to parse
     later: most scorers never read them, and parsing every one was a large part of building a
-    run. Reading the field computes the value once and stores it in place of the `Deferred`, so
+    run. Scorers hand `Score` the makings of their details, which `serve` never reads.
+    Reading the field computes the value once and stores it in place of the `Deferred`, so
     every reader (equality, hashing, repr, `to_dict`, pickling, `dataclasses.replace`) sees
-    exactly the value that parsing up front gave. The function must not fail.
+    exactly the value that computing it up front gave. The function must not fail.
     """
 
     __slots__ = ()

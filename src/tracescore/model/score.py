@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import Any
 
 from tracescore.model._record import record
+from tracescore.model.deferred import Deferred, computed_on_read
 
 __all__ = ["Score"]
 
@@ -59,13 +60,16 @@ class Score:
         explanation: str,
         digest: str,
         label: str | None = None,
-        details: Mapping[str, Any] = _NO_DETAILS,
+        details: Mapping[str, Any] | Deferred = _NO_DETAILS,
         error: str | None = None,
     ) -> None:
         """The generated `__init__` and `__post_init__` in one call: every run builds a Score
         per scorer, and the generated pair was two Python calls and a default-factory test.
         Same fields, defaults and checks (tests/test_model.py compares with the generated
-        one); `details=None` is stored as given, as the generated one stores it."""
+        one); `details=None` is stored as given, as the generated one stores it.
+
+        `details` may be a `Deferred` that builds them, called when they are first read:
+        `serve` reads no score's details, and building them was up to a tenth of scoring."""
         # Frozen to the type checker (`record`): its fields are set here, once.
         made: Any = self
         made.name = name
@@ -75,7 +79,7 @@ class Score:
         made.explanation = explanation
         made.digest = digest
         made.label = label
-        made.details = {} if details is _NO_DETAILS else details
+        made._stored_details = {} if details is _NO_DETAILS else details
         made.error = error
         # A float in range without an error (what `ScorerBase.finish` builds) is the one
         # shape that needs no check; NaN and infinities fail the comparison.
@@ -101,3 +105,6 @@ class Score:
             "digest": self.digest,
             "error": self.error,
         }
+
+
+computed_on_read(Score, "details", stored_as="_stored_details")

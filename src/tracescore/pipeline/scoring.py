@@ -24,7 +24,7 @@ from tracescore.export.spans import FanoutSpans
 from tracescore.model.span import AttrValue, SpanRecord
 from tracescore.model.trajectory import READINGS, Reading, Trajectory
 from tracescore.otlp.scan import CandidateRule
-from tracescore.scenarios import RunResult, evaluate_run, is_sampled, matches
+from tracescore.scenarios import RunResult, is_sampled, matches, run_evaluator
 
 # The builder's per-span reader is not part of its public surface yet; it is the one source of
 # truth for "is this an agent span, and what is it called".
@@ -169,6 +169,8 @@ class RunScorer:
         self._prefix = prefix
         self._judges = judges
         self._viewers = viewers
+        # Judges run off the ingestion path; here only deterministic scorers score.
+        self._evaluate = run_evaluator(config, deterministic_only=True)
 
     def __call__(self, ready: ReadyTrace) -> Annotations:
         """Build, score and emit one trace; returns score attributes per agent span id."""
@@ -242,11 +244,10 @@ class RunScorer:
 
     def _scored_runs(self, trajectories: list[Trajectory]) -> list[RunResult]:
         """The runs that a scenario scored, each counted in the metrics as it is scored."""
-        config, record_run = self._config, self._telemetry.record_run
+        evaluate, record_run = self._evaluate, self._telemetry.record_run
         scored: list[RunResult] = []
         for trajectory in trajectories:
-            # Judges run off the ingestion path; here only deterministic scorers score.
-            result = evaluate_run(config, trajectory, deterministic_only=True)
+            result = evaluate(trajectory)
             if result.scenario is not None and result.sampled:
                 # Counted at once: its tool calls are still in `select_calls`' one-run memo,
                 # which the scorers just filled. As a stage of its own after the slice was

@@ -4,11 +4,12 @@ after another."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal, TypeAlias
 
 from tracescore.model.trajectory import AgentStep, ToolCall, Trajectory
 
-__all__ = ["CallPolicy", "call_names", "has_subagents", "select_calls"]
+__all__ = ["CallPolicy", "call_names", "has_subagents", "select_calls", "selector"]
 
 # Which tool calls a scorer counts. `clean`: only clean executions (status ok).
 # `attempted`: every call the agent made, ok, errored or paused (Mastra's rule).
@@ -20,41 +21,63 @@ def select_calls(
 ) -> tuple[ToolCall, ...]:
     """The trajectory's tool calls that count under `policy`, in trajectory order (the step
     objects themselves); with `include_subagents`, the sub-agents' calls too."""
-    global _last_run  # a one-entry memo, see below
-    memo = _last_run
-    if memo is None or memo[0] is not trajectory:
-        memo = _last_run = (trajectory, [None, None, None, None])
-    slots = memo[1]
-    slot = 2 * include_subagents + (policy == "clean")
-    calls = slots[slot]
-    if calls is None:
+    return _SELECTORS[2 * include_subagents + (policy == "clean")](trajectory)
+
+
+def selector(
+    policy: CallPolicy, include_subagents: bool = False
+) -> Callable[[Trajectory], tuple[ToolCall, ...]]:
+    """`select_calls` with its policy bound, for a scorer's bound form and the metrics: the
+    policy's slot in the memo is found once, not per run."""
+    return _SELECTORS[2 * include_subagents + (policy == "clean")]
+
+
+def _selector(slot: int) -> Callable[[Trajectory], tuple[ToolCall, ...]]:
+    """`select_calls` for the memo's slot `slot` (2 * include_subagents + clean)."""
+    clean, include_subagents = slot & 1, slot >= 2
+
+    def select(trajectory: Trajectory) -> tuple[ToolCall, ...]:
+        global _last_run  # a one-entry memo, see below
+        memo = _last_run
+        if memo is not None and memo[0] is trajectory:
+            slots = memo[1]
+            calls = slots[slot]
+            if calls is not None:
+                return calls
+        else:
+            slots = [None, None, None, None]
+            _last_run = (trajectory, slots)
         # The slots another answer derives from are read here rather than asked again: a
         # call costs more than the rest of a memo hit.
-        if policy == "clean":
+        if include_subagents and not (
+            trajectory.has_subagents  # `has_subagents`, without the call when known
+            if trajectory.has_subagents is not None
+            else has_subagents(trajectory)
+        ):  # no sub-agents: the same calls as without them, the same tuple
+            calls = slots[slot - 2]
+            if calls is None:
+                calls = _SELECTORS[slot - 2](trajectory)
+        elif clean:
             every = slots[slot - 1]
             if every is None:
-                every = select_calls(trajectory, "attempted", include_subagents)
+                every = _SELECTORS[slot - 1](trajectory)
             calls = tuple([c for c in every if c.status == "ok"])
             if len(calls) == len(every):
                 # All clean: the same tuple, so that what is remembered per tuple (`call_names`)
                 # is shared by the scorers of either policy.
                 calls = every
         elif include_subagents:
-            known = trajectory.has_subagents  # `has_subagents`, without the call when known
-            if known is None:
-                known = has_subagents(trajectory)
-            if known:
-                calls = trajectory.tool_calls(include_subagents=True)
-            else:  # no sub-agents: the same calls
-                calls = slots[0]
-                if calls is None:
-                    calls = select_calls(trajectory, policy)
+            calls = trajectory.tool_calls(include_subagents=True)
         else:  # `trajectory.tool_calls()`, without the call (and the type test as above)
             calls = tuple([s for s in trajectory.steps if type(s) is ToolCall])
         slots[slot] = calls
-    return calls
+        return calls
+
+    return select
 
 
+# Per slot of the memo: attempted, clean, attempted with sub-agents, clean with them.
+_SELECTORS = tuple(_selector(slot) for slot in range(4))
 # The calls of the last run asked about, in a slot per (include_subagents, policy): the
 # scorers of a scenario, and then the run's metrics, ask about the same run one after another,
 # and walking its steps was a third of a simple check's cost. Keyed by identity: runs are

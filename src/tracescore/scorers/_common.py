@@ -35,8 +35,8 @@ from tracescore.model.trajectory import (
     ToolCall,
     Trajectory,
 )
-from tracescore.scorers._calls import has_subagents
-from tracescore.scorers.base import CallPolicy, ScorerBase, select_calls
+from tracescore.scorers._calls import has_subagents, selector
+from tracescore.scorers.base import CallPolicy, ScorerBase
 
 __all__ = [
     "Compat",
@@ -46,7 +46,7 @@ __all__ = [
     "ToolScorer",
     "names",
     "subagent_tool_calls",
-    "uncounted_note",
+    "uncounted_note_of",
     "with_handoffs",
 ]
 
@@ -72,14 +72,11 @@ class ToolScorer(ScorerBase):
     def counter(self) -> Callable[[Trajectory], tuple[ToolCall, ...]]:
         """`counted` as a function of the run, with the config read once (for a scorer's
         bound form: a field is read through pydantic's `__getattr__` hook)."""
-        # Positional: the checks call this per run, and a keyword argument costs as much as
-        # the memo.
-        policy, sub = self.calls, self.include_subagents
+        sub = self.include_subagents
+        select = selector(self.calls, sub)
         if not self.names_handoffs:
-            return lambda trajectory: select_calls(trajectory, policy, sub)
-        return lambda trajectory: with_handoffs(
-            trajectory, select_calls(trajectory, policy, sub), sub
-        )
+            return select
+        return lambda trajectory: with_handoffs(trajectory, select(trajectory), sub)
 
     def named_tools(self) -> tuple[str, ...]:
         """The tool names the config expects or forbids (each scorer lists its fields)."""
@@ -174,29 +171,36 @@ def subagent_tool_calls(trajectory: Trajectory) -> int:
     return walk(trajectory.steps, False)
 
 
-def uncounted_note(
-    trajectory: Trajectory, counted: tuple[ToolCall, ...], scorer: ToolScorer
-) -> str:
-    """`not counted: x (error), y (paused)` for calls the policy left out, or an empty string.
+def uncounted_note_of(scorer: ToolScorer) -> Callable[[Trajectory, tuple[ToolCall, ...]], str]:
+    """The note on the calls `scorer`'s policy left out, as a function of the run and the calls
+    it counted: `not counted (calls: clean): x (error), y (paused)`, or an empty string.
 
-    Says why a call the user can see in the trace did not satisfy an expectation.
+    Says why a call the user can see in the trace did not satisfy an expectation. The scorer's
+    config is read once, here, for its bound form.
     """
-    global _last_note  # a one-entry memo, see below
-    every = select_calls(trajectory, "attempted", scorer.include_subagents)
-    if len(every) == len(counted) and not scorer.names_handoffs:
-        return ""
-    memo = _last_note
-    if memo is not None and memo[0] is counted and memo[1] is every:
-        return memo[2]
-    if counted is select_calls(trajectory, "clean", scorer.include_subagents):
-        # The clean ones of `every`, the same objects: the rest are those not ok.
-        left = [f"{c.name} ({c.status})" for c in every if c.status != "ok"]
-    else:
-        kept = {id(c) for c in counted}
-        left = [f"{c.name} ({c.status})" for c in every if id(c) not in kept]
-    note = f"not counted (calls: clean): {', '.join(left)}"
-    _last_note = (counted, every, note)
-    return note
+    every_of = selector("attempted", scorer.include_subagents)
+    clean_of = selector("clean", scorer.include_subagents)
+    names_handoffs = scorer.names_handoffs
+
+    def note_of(trajectory: Trajectory, counted: tuple[ToolCall, ...]) -> str:
+        global _last_note  # a one-entry memo, see below
+        every = every_of(trajectory)
+        if len(every) == len(counted) and not names_handoffs:
+            return ""
+        memo = _last_note
+        if memo is not None and memo[0] is counted and memo[1] is every:
+            return memo[2]
+        if counted is clean_of(trajectory):
+            # The clean ones of `every`, the same objects: the rest are those not ok.
+            left = [f"{c.name} ({c.status})" for c in every if c.status != "ok"]
+        else:
+            kept = {id(c) for c in counted}
+            left = [f"{c.name} ({c.status})" for c in every if id(c) not in kept]
+        note = f"not counted (calls: clean): {', '.join(left)}"
+        _last_note = (counted, every, note)
+        return note
+
+    return note_of
 
 
 # The last note, with the two tuples it was written from (kept, so their ids are not reused

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
 
 from tracescore import semconv
 from tracescore.model import record
+from tracescore.model.deferred import Deferred
 from tracescore.model.score import Score
 from tracescore.model.trajectory import READINGS, Reading, Trajectory
 from tracescore.scorers._calls import CallPolicy, select_calls
@@ -26,16 +27,30 @@ __all__ = [
     "DIGEST_VERSION",
     "Assessed",
     "CallPolicy",
+    "Details",
     "Outcome",
     "ScorerBase",
     "Threshold",
+    "built",
+    "outcome_of",
     "select_calls",
 ]
 
 DIGEST_VERSION = "scorer-v1"
 
+# A score's details on their way to it: built, or a `Deferred` that builds them when they are
+# first read from the Score (`serve` reads none: building them was up to a tenth of scoring).
+Details: TypeAlias = dict[str, Any] | Deferred
 # An Outcome's (value, explanation, passed, details), as a scorer's `assessor` returns it.
-Assessed: TypeAlias = tuple[float | None, str, bool | None, dict[str, Any]]
+Assessed: TypeAlias = tuple[float | None, str, bool | None, Details]
+
+
+def built(details: Details) -> dict[str, Any]:
+    """`details` built, as reading them from a Score gives them."""
+    if isinstance(details, Deferred):
+        made: dict[str, Any] = details()
+        return made
+    return details
 
 
 class Threshold(BaseModel):
@@ -97,6 +112,12 @@ class Outcome:
     passed: bool | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
     label: str | None = None
+
+
+def outcome_of(assessed: Assessed) -> Outcome:
+    """The Outcome of what an `assessor` returned (its details built)."""
+    value, explanation, passed, details = assessed
+    return Outcome(value, explanation, passed, built(details))
 
 
 class ScorerBase(BaseModel):
@@ -202,7 +223,8 @@ class ScorerBase(BaseModel):
         self, assess: Callable[[Trajectory], Assessed]
     ) -> Callable[[Trajectory], Score]:
         """A bound `score` from `assess`, which returns what `evaluate`'s Outcome would hold
-        (no label), its details built for this score alone: they are kept, not copied."""
+        (no label), its details made for this score alone (or deferred): they are kept, not
+        copied."""
         finish, error_score, digest = self.bound_finish(), self.error_score, self.digest()
 
         def score(trajectory: Trajectory) -> Score:
@@ -226,38 +248,13 @@ class ScorerBase(BaseModel):
             error=error,
         )
 
-    def binary_score(
-        self, passed: bool, explanation: str, details: dict[str, Any], digest: str
-    ) -> Score:
-        """`finish(Outcome(1.0 if passed else 0.0, explanation, None, details), digest)`.
-
-        The 0/1 checks score every run through here: no Outcome is built, and `details`, which
-        the caller built for this score alone, is kept rather than copied.
-        """
-        return self.bound_binary_score()(passed, explanation, details, digest)
-
-    def bound_binary_score(self) -> Callable[[bool, str, dict[str, Any], str], Score]:
-        """`binary_score`, for a caller that scores many runs with this scorer (`bound_score`).
-
-        The scorer is frozen, so its name, type and threshold are read once, and so is the
-        threshold's verdict on the only two values a check scores: per run, reading them from
-        the pydantic model and checking the threshold cost about a third of building the Score.
-        """
-        name, kind, passes, fails, pass_label, fail_label = self.binary_constants()
-
-        def binary_score(
-            passed: bool, explanation: str, details: dict[str, Any], digest: str
-        ) -> Score:
-            # Positional, in field order (see `finish`).
-            if passed:
-                return Score(name, kind, 1.0, passes, explanation, digest, pass_label, details)
-            return Score(name, kind, 0.0, fails, explanation, digest, fail_label, details)
-
-        return binary_score
-
     def binary_constants(self) -> tuple[str, str, bool, bool, str, str]:
         """What every 0/1 score of this scorer shares: (name, type, `passed` of a 1, `passed` of
-        a 0, label of a 1, label of a 0)."""
+        a 0, label of a 1, label of a 0), what `finish` makes of an Outcome of value 1 or 0.
+
+        The scorer is frozen, so a check's bound form reads them once, threshold's verdict on
+        the only two values it scores included: per run, reading them from the pydantic model
+        and checking the threshold cost about a third of building the Score."""
         threshold = self.threshold
         passes = True if threshold is None else threshold.check(1.0)
         fails = False if threshold is None else threshold.check(0.0)
@@ -288,7 +285,7 @@ class ScorerBase(BaseModel):
             value: float | None,
             explanation: str,
             passed: bool | None,
-            details: dict[str, Any],
+            details: Details,
             digest: str,
             label: str | None = None,
         ) -> Score:

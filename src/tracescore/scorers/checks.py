@@ -20,18 +20,19 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from tracescore import semconv
+from tracescore.model.deferred import Deferred
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Reading, ToolCall, Trajectory
-from tracescore.scorers._calls import call_names
+from tracescore.scorers._calls import call_names, selector
 from tracescore.scorers._common import (
     Compat,
     ExpectationScorer,
     ProhibitionScorer,
     ToolName,
     names,
-    uncounted_note,
+    uncounted_note_of,
 )
-from tracescore.scorers.base import Outcome, ScorerBase, select_calls
+from tracescore.scorers.base import Details, Outcome, ScorerBase, built
 
 __all__ = [
     "CalledTool",
@@ -44,15 +45,15 @@ __all__ = [
 ]
 
 
-# (passed, explanation, details) of a 0/1 check.
-_Checked = tuple[bool, str, dict[str, Any]]
+# (passed, explanation, details) of a 0/1 check; `check` gives its details built.
+_Checked = tuple[bool, str, Details]
 
 
 class _Check(ScorerBase):
     """A 0/1 check: `check` says whether the run passed, why, and the details.
 
     Listed after the scorer's own base, so that the fields keep their order. `score` goes
-    straight from `check` to the Score (`binary_score`): building an Outcome and copying its
+    straight from `check` to the Score (`bound_score`): building an Outcome and copying its
     details was about a third of a simple check's cost. `evaluate` gives the same Outcome that
     `finish` turns into the same Score. A check is written once, as `checker`: a function with
     the config read once (a pydantic field is read through the model's `__getattr__` hook,
@@ -63,9 +64,10 @@ class _Check(ScorerBase):
         """`check` as a function of the run, with the config read once."""
         raise NotImplementedError
 
-    def check(self, trajectory: Trajectory) -> _Checked:
+    def check(self, trajectory: Trajectory) -> tuple[bool, str, dict[str, Any]]:
         """Whether the run passed, the explanation and the details."""
-        return self.checker()(trajectory)
+        passed, explanation, details = self.checker()(trajectory)
+        return passed, explanation, built(details)
 
     def readings(self) -> frozenset[Reading]:
         """None: the checks read tool names and statuses, and the final output."""
@@ -80,25 +82,24 @@ class _Check(ScorerBase):
 
     def score(self, trajectory: Trajectory) -> Score:
         """`ScorerBase.score` without the Outcome (same scores, same error scores)."""
-        digest = self.digest()
-        try:
-            passed, explanation, details = self.check(trajectory)
-        except Exception as exc:  # a scorer bug must not take the pipeline down
-            return self.error_score(f"{type(exc).__name__}: {exc}", digest)
-        return self.binary_score(passed, explanation, details, digest)
+        return self.bound_score()(trajectory)
 
     def bound_score(self) -> Callable[[Trajectory], Score]:
-        """`score` with its digest, checker and binary scoring made once (the scorer is frozen)."""
-        check, error_score = self.checker(), self.error_score
-        binary_score = self.bound_binary_score()
-        digest = self.digest()
+        """`score` with its digest, checker and the constants of both outcomes made once (the
+        scorer is frozen; see `binary_constants`)."""
+        check, error_score, digest = self.checker(), self.error_score, self.digest()
+        name, kind, passes, fails, pass_label, fail_label = self.binary_constants()
 
         def score(trajectory: Trajectory) -> Score:
             try:
                 passed, explanation, details = check(trajectory)
             except Exception as exc:  # a scorer bug must not take the pipeline down
                 return error_score(f"{type(exc).__name__}: {exc}", digest)
-            return binary_score(passed, explanation, details, digest)
+            # `finish` of value 1 or 0, without the Outcome: `details`, made for this score
+            # alone (or deferred), are kept rather than copied. Positional, in field order.
+            if passed:
+                return Score(name, kind, 1.0, passes, explanation, digest, pass_label, details)
+            return Score(name, kind, 0.0, fails, explanation, digest, fail_label, details)
 
         return score
 
@@ -112,14 +113,15 @@ class CalledTool(ExpectationScorer, _Check):
 
     def checker(self) -> Callable[[Trajectory], _Checked]:
         """Count the tool's counted calls."""
-        counted, tool, times, scorer = self.counter(), self.tool, self.times, self
+        counted, tool, times = self.counter(), self.tool, self.times
+        note_of = uncounted_note_of(self)
 
         def check(trajectory: Trajectory) -> _Checked:
             calls = counted(trajectory)
             count = call_names(calls).count(tool)
             passed = count >= times
             explanation = f"'{tool}' was called {count} time(s); at least {times} expected"
-            note = "" if passed else uncounted_note(trajectory, calls, scorer)
+            note = "" if passed else note_of(trajectory, calls)
             if note:
                 explanation += f"; {note}"
             return (
@@ -147,7 +149,7 @@ class ToolOrder(ExpectationScorer, _Check):
 
     def checker(self) -> Callable[[Trajectory], _Checked]:
         """Scan the calls once, advancing through `tools` on each match."""
-        counted, tools, scorer = self.counter(), self.tools, self
+        counted, tools, note_of = self.counter(), self.tools, uncounted_note_of(self)
         want = " -> ".join(tools)
 
         def check(trajectory: Trajectory) -> _Checked:
@@ -166,7 +168,7 @@ class ToolOrder(ExpectationScorer, _Check):
                     f"calls do not follow {want}: '{tools[pos]}' not called{after}; "
                     f"calls: {names(calls)}"
                 )
-                note = uncounted_note(trajectory, calls, scorer)
+                note = note_of(trajectory, calls)
                 if note:
                     explanation += f"; {note}"
             return passed, explanation, {"actual_tools": actual, "expected_order": list(tools)}
@@ -225,10 +227,10 @@ class MaxToolCalls(ProhibitionScorer, _Check):
 
     def checker(self) -> Callable[[Trajectory], _Checked]:
         """Compare the number of counted calls with `max`."""
-        policy, sub, most = self.calls, self.include_subagents, self.max
+        select, most = selector(self.calls, self.include_subagents), self.max
 
         def check(trajectory: Trajectory) -> _Checked:
-            calls = select_calls(trajectory, policy, sub)
+            calls = select(trajectory)
             count = len(calls)
             explanation = f"{count} tool call(s), at most {most} allowed: {names(calls)}"
             return count <= most, explanation, {"count": count, "max": most}
@@ -253,10 +255,11 @@ class NoToolErrors(ProhibitionScorer, _Check):
 
     def checker(self) -> Callable[[Trajectory], _Checked]:
         """Count status `error` (and, under Mastra, paused calls and error results)."""
-        policy, sub, mastra = self.calls, self.include_subagents, self.compat == "mastra"
+        select = selector(self.calls, self.include_subagents)
+        mastra = self.compat == "mastra"
 
         def check(trajectory: Trajectory) -> _Checked:
-            calls = select_calls(trajectory, policy, sub)
+            calls = select(trajectory)
             errored: list[ToolCall] = []
             paused: list[ToolCall] = []
             for c in calls:  # one loop for both lists: most calls are clean
@@ -280,15 +283,24 @@ class NoToolErrors(ProhibitionScorer, _Check):
                 explanation = f"none of {len(calls)} tool call(s) failed"
             if paused and not mastra:
                 explanation += f"; paused (not counted as errors): {names(paused)}"
-            details: dict[str, Any] = {
-                "error_count": len(failed),
-                "total_calls": len(calls),
-                "errored": [c.name for c in errored],
-                "paused": [c.name for c in paused],
-            }
-            return not failed, explanation, details
+            return not failed, explanation, Deferred(_error_details, failed, calls, errored, paused)
 
         return check
+
+
+def _error_details(
+    failed: list[ToolCall],
+    calls: tuple[ToolCall, ...],
+    errored: list[ToolCall],
+    paused: list[ToolCall],
+) -> dict[str, Any]:
+    """`no_tool_errors`' details, built when read (`Score.details`)."""
+    return {
+        "error_count": len(failed),
+        "total_calls": len(calls),
+        "errored": [c.name for c in errored],
+        "paused": [c.name for c in paused],
+    }
 
 
 class OutputIncludes(ScorerBase):

@@ -30,20 +30,21 @@ both at once (Mastra silently ignores `expected_tool` then), and an empty order.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import model_validator
 
 from tracescore.errors import ScorerError
+from tracescore.model.deferred import Deferred
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Reading, Trajectory
 from tracescore.scorers._calls import call_names
 from tracescore.scorers._common import (
     ExpectationScorer,
     ToolName,
-    uncounted_note,
+    uncounted_note_of,
 )
-from tracescore.scorers.base import Assessed, Outcome
+from tracescore.scorers.base import Assessed, Outcome, outcome_of
 
 __all__ = ["ToolCallAccuracy"]
 
@@ -126,7 +127,7 @@ class ToolCallAccuracy(ExpectationScorer):
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """1 when the expected tool (or order) is found among the counted calls, else 0."""
-        return Outcome(*self.assessor()(trajectory))
+        return outcome_of(self.assessor()(trajectory))
 
     def bound_score(self) -> Callable[[Trajectory], Score]:
         """`score` with the config read once (see `assessor`)."""
@@ -134,7 +135,7 @@ class ToolCallAccuracy(ExpectationScorer):
 
     def assessor(self) -> Callable[[Trajectory], Assessed]:
         """`evaluate`'s Outcome as a tuple, from a function with the config read once."""
-        mastra, strict, scorer = self.mastra, self.strict_mode, self
+        mastra, strict, note_of = self.mastra, self.strict_mode, uncounted_note_of(self)
         counted = self.counter()
         order, tool, order_ok_of = self.expected_tool_order, self.expected_tool, self._order_test()
         mode = (
@@ -158,15 +159,6 @@ class ToolCallAccuracy(ExpectationScorer):
             actual = list(call_names(calls))
             correct_tool = tool is not None and (actual == [tool] if strict else tool in actual)
             order_ok = None if order is None else order_ok_of(actual, order)
-            details = {
-                "expected_tool": tool,
-                "expected_tool_order": None if order is None else list(order),
-                "strict_mode": strict,
-                "actual_tools": actual,
-                "has_tool_calls": bool(actual),
-                "correct_tool_called": correct_tool,
-                "correct_order_called": order_ok,
-            }
             seen = ", ".join(actual) or "none"
             if order is not None:
                 verdict = "followed" if order_ok else "not followed"
@@ -184,9 +176,30 @@ class ToolCallAccuracy(ExpectationScorer):
                 verdict = "was called" if correct_tool else "was not called"
                 explanation = f"expected tool '{tool}' {verdict}; calls: {seen}"
                 value = 1.0 if correct_tool else 0.0
-            note = uncounted_note(trajectory, calls, scorer)
+            note = note_of(trajectory, calls)
             if note:
                 explanation += f"; {note}"
+            details = Deferred(_details, tool, order, strict, actual, correct_tool, order_ok)
             return value, explanation, None, details
 
         return assess
+
+
+def _details(
+    tool: str | None,
+    order: tuple[str, ...] | None,
+    strict: bool,
+    actual: list[str],
+    correct_tool: bool,
+    order_ok: bool | None,
+) -> dict[str, Any]:
+    """A score's details, built when read (`Score.details`)."""
+    return {
+        "expected_tool": tool,
+        "expected_tool_order": None if order is None else list(order),
+        "strict_mode": strict,
+        "actual_tools": actual,
+        "has_tool_calls": bool(actual),
+        "correct_tool_called": correct_tool,
+        "correct_order_called": order_ok,
+    }

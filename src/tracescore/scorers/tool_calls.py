@@ -26,12 +26,13 @@ from typing import Any, Literal
 from pydantic import field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from tracescore.model.deferred import Deferred
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Reading, Trajectory
-from tracescore.scorers._calls import call_names
+from tracescore.scorers._calls import call_names, selector
 from tracescore.scorers._common import ToolName, ToolScorer, subagent_tool_calls
 from tracescore.scorers._matching import args_subset
-from tracescore.scorers.base import Assessed, Outcome, select_calls
+from tracescore.scorers.base import Assessed, Outcome, outcome_of
 
 __all__ = ["ToolCalls"]
 
@@ -112,7 +113,7 @@ class ToolCalls(ToolScorer):
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """Count satisfied checks over the counted executions; see the module docstring."""
-        return Outcome(*self.assessor()(trajectory))
+        return outcome_of(self.assessor()(trajectory))
 
     def bound_score(self) -> Callable[[Trajectory], Score]:
         """`score` with the config read once (see `assessor`)."""
@@ -123,6 +124,7 @@ class ToolCalls(ToolScorer):
         checks' names and reasons are written here, per run only what the run decides."""
         kind = "clean" if self.calls == "clean" else "attempted"
         counted, sub = self.counter(), self.include_subagents
+        attempted = selector("attempted", sub)
         allow_additional = self.allow_additional
         tools = [(n, f"expected tool '{n}' has no {kind} execution") for n in self.expected_tools]
         specs = [
@@ -171,7 +173,7 @@ class ToolCalls(ToolScorer):
                 passed = False
                 notes.append(f"additional tool calls not allowed: {additional!r}")
             # `trajectory.tool_calls(...)`, from the run's memo (only its emptiness is read).
-            if not select_calls(trajectory, "attempted", sub):
+            if not attempted(trajectory):
                 notes.insert(0, "run has no tool executions")
             hidden = 0 if sub else subagent_tool_calls(trajectory)
             if hidden:
@@ -185,15 +187,30 @@ class ToolCalls(ToolScorer):
                 explanation += f"; satisfied: {', '.join(found)}"
             if reason:
                 explanation += f"; {reason}"
-            details = {
-                "checks": checks,
-                "satisfied": satisfied,
-                "missing": missing,
-                "unmatched_arguments": unmatched,
-                "additional": additional,
-                "counted_tools": sorted(counted_names),
-                "reason": reason,
-            }
+            details = Deferred(
+                _details, checks, satisfied, missing, unmatched, additional, counted_names, reason
+            )
             return satisfied / checks, explanation, passed, details
 
         return assess
+
+
+def _details(
+    checks: int,
+    satisfied: int,
+    missing: list[str],
+    unmatched: list[dict[str, Any]],
+    additional: list[str],
+    counted_names: set[str],
+    reason: str | None,
+) -> dict[str, Any]:
+    """A score's details, built when read (`Score.details`)."""
+    return {
+        "checks": checks,
+        "satisfied": satisfied,
+        "missing": missing,
+        "unmatched_arguments": unmatched,
+        "additional": additional,
+        "counted_tools": sorted(counted_names),
+        "reason": reason,
+    }

@@ -28,16 +28,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from tracescore.model.deferred import Deferred
 from tracescore.model.score import Score
 from tracescore.model.trajectory import Trajectory
 from tracescore.scorers._calls import call_names
 from tracescore.scorers._common import (
     ExpectationScorer,
     ToolName,
-    uncounted_note,
+    uncounted_note_of,
 )
-from tracescore.scorers._compare import ArgsMatch, Expected, Ordering, compare_named
-from tracescore.scorers.base import Assessed, Outcome
+from tracescore.scorers._compare import ArgsMatch, Comparison, Expected, Ordering, compare_named
+from tracescore.scorers.base import Assessed, Outcome, outcome_of
 
 __all__ = ["StepSpec", "TrajectoryAccuracy", "expectations", "prepare"]
 
@@ -89,7 +90,7 @@ class TrajectoryAccuracy(ExpectationScorer):
 
     def evaluate(self, trajectory: Trajectory) -> Outcome:
         """Compare the counted calls with `steps`; the explanation lists what did not match."""
-        return Outcome(*self.assessor()(trajectory))
+        return outcome_of(self.assessor()(trajectory))
 
     def bound_score(self) -> Callable[[Trajectory], Score]:
         """`score` with the config read once (see `assessor`)."""
@@ -102,7 +103,7 @@ class TrajectoryAccuracy(ExpectationScorer):
         expected_names = frozenset(tools)
         ordering, allow_repeated = self.ordering, self.allow_repeated_steps
         args_match, mastra = self.args_match, self.mastra
-        counted, scorer = self.counter(), self
+        counted, note_of = self.counter(), uncounted_note_of(self)
         lead = f"{ordering} ordering: "
 
         def assess(trajectory: Trajectory) -> Assessed:
@@ -119,12 +120,17 @@ class TrajectoryAccuracy(ExpectationScorer):
                 )
             else:
                 explanation = lead + result.summary(mastra=mastra, allow_repeated=allow_repeated)
-            note = uncounted_note(trajectory, calls, scorer)
+            note = note_of(trajectory, calls)
             if note:
                 explanation += f" {note}."
-            details = result.details()
-            details["actual_step_names"] = list(names)
-            details["expected_step_names"] = tools.copy()
-            return result.score, explanation, None, details
+            return result.score, explanation, None, Deferred(_details, result, names, tools)
 
         return assess
+
+
+def _details(result: Comparison, names: tuple[str, ...], tools: list[str]) -> dict[str, Any]:
+    """A score's details, built when read (`Score.details`)."""
+    details = result.details()
+    details["actual_step_names"] = list(names)
+    details["expected_step_names"] = tools.copy()
+    return details
