@@ -21,10 +21,10 @@ from tracescore.scorers.checks import (
     DidNotCall,
     MaxToolCalls,
     NoToolErrors,
-    OutputIncludes,
     ToolOrder,
     UsedNoTools,
 )
+from tracescore.scorers.output_includes import OutputIncludes
 from tracescore.scorers.tool_call_accuracy import ToolCallAccuracy
 from tracescore.scorers.tool_calls import ToolCalls
 from tracescore.scorers.trajectory_accuracy import TrajectoryAccuracy

@@ -1,4 +1,5 @@
-"""Quick checks, 0 or 1: Mastra's `checks.*` over the run's tool calls and final output.
+"""Quick checks, 0 or 1: Mastra's `checks.*` over the run's tool calls (the final output's,
+`output_includes`, is in `output_includes`).
 
 Call policy (see `_common`): the checks that look for calls (`called_tool`, `tool_order`) count
 clean executions by default, so an errored call to the right tool does not pass them; the
@@ -9,15 +10,15 @@ status `error`, listing paused calls in its details without failing on them. Und
 on paused calls (Mastra's state `call`) and on results carrying a truthy `error` field.
 
 Refused at construction, because they could never fail or never pass: `times` below 1, a
-negative `max`, an empty `tools` order, an empty `text`, `no_tool_errors` with `calls: clean`.
+negative `max`, an empty `tools` order, `no_tool_errors` with `calls: clean`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, model_validator
 
 from tracescore import semconv
 from tracescore.model.deferred import Deferred
@@ -25,7 +26,6 @@ from tracescore.model.score import Score
 from tracescore.model.trajectory import Reading, ToolCall, Trajectory
 from tracescore.scorers._calls import call_names, selector
 from tracescore.scorers._common import (
-    Compat,
     ExpectationScorer,
     ProhibitionScorer,
     ToolName,
@@ -39,7 +39,6 @@ __all__ = [
     "DidNotCall",
     "MaxToolCalls",
     "NoToolErrors",
-    "OutputIncludes",
     "ToolOrder",
     "UsedNoTools",
 ]
@@ -301,38 +300,3 @@ def _error_details(
         "errored": [c.name for c in errored],
         "paused": [c.name for c in paused],
     }
-
-
-class OutputIncludes(ScorerBase):
-    """1 when the run's final output contains `text` (`checks.includes`).
-
-    A run whose output was not recorded cannot be scored (value None) by default; Mastra reads
-    an empty text there, so under `compat: mastra` it scores 0.
-    """
-
-    type: Literal["output_includes"] = "output_includes"
-    text: Annotated[str, StringConstraints(min_length=1)]
-    ignore_case: bool = True
-    compat: Compat = "tracescore"
-
-    def readings(self) -> frozenset[Reading]:
-        """None: only the run's final output is read."""
-        return frozenset()
-
-    def evaluate(self, trajectory: Trajectory) -> Outcome:
-        """Substring test, case-insensitive by default."""
-        output = trajectory.output
-        details: dict[str, object] = {"text": self.text, "ignore_case": self.ignore_case}
-        if output is None:
-            if self.compat != "mastra":
-                return Outcome(None, "the run's final output was not recorded", details=details)
-            output = ""
-        needle, hay = self.text, output
-        if self.ignore_case:
-            # Mastra lower-cases; casefold also folds ß/ss and similar pairs.
-            fold = str.lower if self.compat == "mastra" else str.casefold
-            needle, hay = fold(needle), fold(hay)
-        found = needle in hay
-        verb = "contains" if found else "does not contain"
-        explanation = f"the final output {verb} {self.text!r}"
-        return Outcome(1.0 if found else 0.0, explanation, None, details)
