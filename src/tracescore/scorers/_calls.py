@@ -21,7 +21,7 @@ def select_calls(
 ) -> tuple[ToolCall, ...]:
     """The trajectory's tool calls that count under `policy`, in trajectory order (the step
     objects themselves); with `include_subagents`, the sub-agents' calls too."""
-    return _SELECTORS[2 * include_subagents + (policy == "clean")](trajectory)
+    return selector(policy, include_subagents)(trajectory)
 
 
 def selector(
