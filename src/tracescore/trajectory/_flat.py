@@ -83,12 +83,14 @@ def build_flat_run(
     """
     if not spans:
         return None
+    # By start alone (int keys sort three times cheaper than tuples): the order of steps, (start,
+    # end, span id), when spans start at distinct times, which the one pass checks (`_pass`).
     try:
-        ordered, starts_differ = _in_order(spans)
+        ordered = sorted(spans, key=_START)
     except TypeError:  # times of unexpected types: the general path copes
         return None
     read: dict[str, SpanView | ToolValues | ModelValues | None] = {}
-    trajectory = _flat_run(ordered, options, read, starts_differ)
+    trajectory = _flat_run(ordered, options, read)
     if trajectory is None and read and _ids_name_spans(spans):  # for the general path
         # (which reads the executions kept as their values again)
         for sid, view in read.items():
@@ -103,10 +105,9 @@ def _flat_run(
     ordered: list[SpanRecord],
     options: BuildOptions,
     read: dict[str, SpanView | ToolValues | ModelValues | None],
-    starts_differ: bool,
 ) -> Trajectory | None:
-    """The trajectory of the spans `ordered` (whose starts differ, or not), each span's view
-    kept in `read`, or None unless they are a flat run.
+    """The trajectory of the spans `ordered` (in start order), each span's view kept in `read`,
+    or None unless they are a flat run.
 
     Its structure, checked as the spans are read: str ids, known kinds, one root, every other
     span's parent present and sorting before it (so no cycle, no clock skew); the root then
@@ -127,12 +128,18 @@ def _flat_run(
         return None
     agent = agent_view.agent_name or clean_text(root.name)
     # One pass makes each step as its span is read, in the order read; where that is not the
-    # order of the steps (`FlatParts.execute`, `joined_steps`), the spans are read again in a
-    # pass that keeps what each said, for `flat_steps` to join. Tied starts are left to that
-    # pass from the start.
-    parts = FlatParts(root, agent_view, agent, options, starts_differ)
+    # order of the steps (tied starts, `FlatParts.execute`, `joined_steps`), the spans are
+    # read again, in (start, end, span id) order, in a pass that keeps what each said, for
+    # `flat_steps` to join.
+    parts = FlatParts(root, agent_view, agent, options, True)
     steps = _pass(ordered, options, read, parts)
     if steps is False:
+        try:
+            ordered = _in_order(ordered)
+        except TypeError:  # (as above)
+            return None
+        if ordered[0] is not root:  # (tied with the root's start: the general path decides)
+            return None
         read.clear()  # (the parents' test reads its keys)
         read[root_id] = agent_view
         parts = FlatParts(root, agent_view, agent, options, False)
@@ -163,7 +170,14 @@ def _pass(
     first_model: SpanView | ModelValues | None = None  # (for `denied_earlier`)
     first_start = 0
     last_model_span: SpanRecord | None = None
+    last_start = parts.root.start_ns
     for span in islice(ordered, 1, None):
+        # Spans in start order are in steps order when no two starts tie (in one pass only:
+        # two passes read them in steps order).
+        start = span.start_ns
+        if start == last_start and one_pass:
+            return False
+        last_start = start
         sid = span.span_id
         parent = span.parent_span_id
         try:  # (ids are told distinct and non-empty after the pass, in one test)
@@ -210,12 +224,7 @@ def _pass(
             if raw_inputs is not None or tool_names or (output and not asked):
                 answers.append(model_view(values, _GENAI_NAME, options))
             step = ModelCall(
-                model_name,
-                input_tokens,
-                output_tokens,
-                span.start_ns or None,
-                span.end_ns or None,
-                sid,
+                model_name, input_tokens, output_tokens, start or None, span.end_ns or None, sid
             )
         else:
             try:
@@ -249,7 +258,7 @@ def _pass(
             last_model_span = span
             if first_model is None:
                 first_model = model
-                first_start = span.start_ns
+                first_start = start
             steps.append(step)
         else:
             order.append(~len(models))
@@ -258,7 +267,7 @@ def _pass(
             model_steps.append(step)
         if asked is not None:
             parts.recorded = True
-            if asked and not parts.add_requests(asked, span.end_ns or span.start_ns):
+            if asked and not parts.add_requests(asked, span.end_ns or start):
                 return None
     if len(read) != len(ordered) or "" in read:  # an id repeated (a view replaced), or empty
         return None
@@ -268,12 +277,11 @@ def _pass(
     return False if done is None else done
 
 
-def _in_order(spans: list[SpanRecord]) -> tuple[list[SpanRecord], bool]:
-    """`spans` in (start, end, span id) order, and whether they start at distinct times."""
-    # With distinct starts (the usual case), the start alone orders spans as the full key does,
-    # and int keys sort three times cheaper than tuples.
-    starts_differ = len(set(map(_START, spans))) == len(spans)
-    return sorted(spans, key=_START if starts_differ else _KEY), starts_differ
+def _in_order(ordered: list[SpanRecord]) -> list[SpanRecord]:
+    """The spans `ordered` (in start order) in (start, end, span id) order."""
+    if len(set(map(_START, ordered))) == len(ordered):  # distinct starts: already
+        return ordered
+    return sorted(ordered, key=_KEY)
 
 
 def _ids_name_spans(spans: list[SpanRecord]) -> bool:

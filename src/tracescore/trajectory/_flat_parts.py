@@ -68,6 +68,7 @@ class FlatParts:
         "recorded",
         "requests",
         "root",
+        "shown",
         "steps",
         "tools",
     )
@@ -101,8 +102,9 @@ class FlatParts:
         self.loose_ids: list[str | None] = []  # the call ids of executions no request asked for
         self.late = False  # a request was recorded after an execution of its call id
         # Output tools are left out unless `include_output_tools` (`shows_unrequested`: no view
-        # here is an output tool); `is_output_tool(name, hidden)` is inlined with these.
-        self.hidden, self.prefixes = _hidden_tools(
+        # here is an output tool); `is_output_tool(name, hidden)` is inlined with these, and
+        # `shown` remembers the names it passed (the same few tools run again and again).
+        self.hidden, self.prefixes, self.shown = _hidden_tools(
             options.include_output_tools, options.output_tool_names
         )
 
@@ -160,8 +162,12 @@ class FlatParts:
             self.loose_ids.append(call_id)
         call = executed_call(values, span, span.span_id, request, self.agent, self.options)
         name = call.name
-        if not name or not (name in self.hidden or name.startswith(self.prefixes)):
+        if name in self.shown:  # (a set test: the `startswith` call below costs more)
             self.steps.append(call)
+        elif not name or not (name in self.hidden or name.startswith(self.prefixes)):
+            self.steps.append(call)
+            if len(self.shown) < _SHOWN_NAMES:
+                self.shown.add(name)
         return True
 
     def joined_steps(
@@ -197,12 +203,18 @@ class FlatParts:
         return tuple(self.steps)
 
 
+_SHOWN_NAMES = 4096  # (tool names come from traffic: the memo of those shown stops growing)
+
+
 @lru_cache(maxsize=16)  # (few distinct options: made once per run, not per call)
-def _hidden_tools(shown: bool, names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The output tools left out of a run's steps (none when `shown`), and the prefixes of
-    their suffixed variants (`output_tool_prefixes`)."""
+def _hidden_tools(
+    shown: bool, names: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...], set[str]]:
+    """The output tools left out of a run's steps (none when `shown`), the prefixes of their
+    suffixed variants (`output_tool_prefixes`), and a memo of names found not to be either
+    (shared by the runs built with these options)."""
     hidden = () if shown else tuple(sorted(set(names)))
-    return hidden, output_tool_prefixes(hidden)
+    return hidden, output_tool_prefixes(hidden), set()
 
 
 def denied_before_run(
