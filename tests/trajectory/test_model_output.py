@@ -22,6 +22,7 @@ from tracescore.trajectory._messages import last_assistant_text, parse_messages,
 from tracescore.trajectory._model_output import answer_and_requests
 from tracescore.trajectory._openai_agents import openai_message_parts
 from tracescore.trajectory._values import as_int, as_text
+from tracescore.trajectory._views import request_values
 from trajectory.corpora import fixture_span_files
 from trajectory.spans import span
 
@@ -32,9 +33,10 @@ _REPR = (
 
 
 def general(messages: list[dict[str, Any]]) -> tuple[str | None, tuple[Any, ...]]:
-    """What `read_model` read before: the OpenAI repr rewritten, then the two general reads."""
+    """What `read_model` read before: the OpenAI repr rewritten, then the two general reads
+    (the requests as their fields: `RequestValues`)."""
     outputs = openai_message_parts(messages)
-    return last_assistant_text(outputs), tool_requests(outputs)
+    return last_assistant_text(outputs), request_values(tool_requests(outputs))
 
 
 def _value(rng: random.Random) -> Any:
@@ -82,7 +84,7 @@ def test_an_openai_repr_answer_is_read_through_the_rewrite() -> None:
     messages = [{"role": "assistant", "parts": [{"type": "text", "content": _REPR}]}]
     text, requests = answer_and_requests(messages)
     assert text == "Let me look."
-    assert [(r.name, r.call_id) for r in requests] == [("lookup", "call_r")]
+    assert [(name, call_id) for name, call_id, _ in requests] == [("lookup", "call_r")]
     assert (text, requests) == general(messages)
 
 

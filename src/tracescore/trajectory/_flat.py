@@ -49,6 +49,7 @@ from tracescore.trajectory._views import (
     ModelValues,
     SpanView,
     ToolValues,
+    request_values,
     tool_values,
 )
 
@@ -253,7 +254,7 @@ def _pass(
             model = view
             answers.append(view)
             step = model_call(view, span, sid)
-            asked = view.requests
+            asked = None if view.requests is None else request_values(view.requests)
         if one_pass:
             last_model_span = span
             if first_model is None:

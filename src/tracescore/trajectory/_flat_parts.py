@@ -28,8 +28,8 @@ from tracescore.trajectory._views import (
     TOOL_CALL_ID,
     LazyResponses,
     ModelValues,
+    RequestValues,
     SpanView,
-    ToolRequest,
     ToolValues,
 )
 
@@ -93,7 +93,7 @@ class FlatParts:
         self.model_steps: list[Step] = []  # (model calls only)
         self.tools: list[tuple[SpanRecord, ToolValues]] = []
         self.order: list[int] = []
-        self.requests: list[ToolRequest] = []
+        self.requests: list[RequestValues] = []
         self.anchors: list[int] = []  # when each request was asked for: its model span's end
         self.by_id: dict[str, int] = {}  # call id -> index in `requests` (the first one wins)
         self.recorded = False  # a model span recorded its output messages (maybe no call)
@@ -108,7 +108,7 @@ class FlatParts:
             options.include_output_tools, options.output_tool_names
         )
 
-    def add_requests(self, asked: tuple[ToolRequest, ...], anchor: int) -> bool:
+    def add_requests(self, asked: tuple[RequestValues, ...], anchor: int) -> bool:
         """Add the requests `asked` at `anchor`, but a call id already asked for (the same call
         recorded twice, e.g. by a retried stream); False when one has no call id, or an
         execution read before has none (requests are joined by id)."""
@@ -117,7 +117,7 @@ class FlatParts:
         if None in loose:  # an execution without an id, where requests are joined by id
             return False
         for request in asked:
-            call_id = request.call_id
+            call_id = request[1]
             if call_id is None:
                 return False
             if call_id not in by_id:
@@ -146,7 +146,7 @@ class FlatParts:
         in which the spans are read.
         """
         call_id = values[TOOL_CALL_ID]
-        request: ToolRequest | None = None
+        request: RequestValues | None = None
         if self.requests:
             found = self.by_id.get(call_id)  # type: ignore[arg-type]
             if found is None:

@@ -27,7 +27,13 @@ from tracescore.trajectory._unexecuted import (
     responses_by_call,
     unexecuted_call,
 )
-from tracescore.trajectory._views import TOOL_CALL_ID, Response, ToolValues
+from tracescore.trajectory._views import (
+    TOOL_CALL_ID,
+    Response,
+    ToolRequest,
+    ToolValues,
+    request_values,
+)
 
 __all__ = ["flat_steps"]
 
@@ -37,7 +43,11 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
     # The agent span's own record of the exchange stands in when no model span recorded one
     # (content capture off on chat spans), asked for when the run started.
     fallback = parts.agent_view.requests
-    if not parts.recorded and fallback and not parts.add_requests(fallback, parts.root.start_ns):
+    if (
+        not parts.recorded
+        and fallback
+        and not parts.add_requests(request_values(fallback), parts.root.start_ns)
+    ):
         return None
     requests = parts.requests
     tools = parts.tools
@@ -124,11 +134,12 @@ def _requested(
                 spans = [parts.root, *parts.model_spans, *(span for span, _ in parts.tools)]
                 decisions = decisions_in(spans, options)
             anchor = parts.anchors[index]
-            handoff = answered_handoff(request, responses, options)
+            asked = ToolRequest(*request)
+            handoff = answered_handoff(asked, responses, options)
             if handoff is not None:
                 requested.append((anchor, handoff))
                 continue
-            call = unexecuted_call(request, responses, decisions, agent, options)
+            call = unexecuted_call(asked, responses, decisions, agent, options)
         name = call.name
         if not name or not (name in hidden or name.startswith(prefixes)):
             requested.append((anchor, call))

@@ -8,6 +8,7 @@ Source: conventions.md §1 and the §8 table.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import starmap
 
 from tracescore import semconv
 from tracescore.model.span import SpanRecord
@@ -31,6 +32,7 @@ from tracescore.trajectory._views import (
     Convention,
     ModelInput,
     ModelValues,
+    RequestValues,
     Response,
     SpanView,
     ToolRequest,
@@ -182,7 +184,7 @@ def model_values(span: SpanRecord, options: BuildOptions) -> ModelValues:
     else:
         input_tokens = output_tokens = model = None
     output: str | None = None
-    requests: tuple[ToolRequest, ...] | None = None
+    requests: tuple[RequestValues, ...] | None = None
     if _OUTPUT_MESSAGES in attrs:
         messages = parse_messages(attrs[_OUTPUT_MESSAGES])
         if messages:
@@ -213,7 +215,8 @@ def model_view(values: ModelValues, convention: str, options: BuildOptions) -> S
         output_tokens,
         output,
     )
-    view.requests = requests
+    if requests is not None:
+        view.requests = tuple(starmap(ToolRequest, requests))
     if tools is not None:
         view.tools = tools
     if raw_inputs is not None:

@@ -12,22 +12,23 @@ from tracescore import semconv
 from tracescore.trajectory._messages import last_assistant_text, tool_requests
 from tracescore.trajectory._openai_agents import is_message_repr, openai_message_parts
 from tracescore.trajectory._values import as_text, clean_id
-from tracescore.trajectory._views import MISSING, ToolRequest
+from tracescore.trajectory._views import MISSING, RequestValues, request_values
 
 __all__ = ["answer_and_requests"]
 
 
 def answer_and_requests(
     messages: list[dict[str, Any]],
-) -> tuple[str | None, tuple[ToolRequest, ...]]:
-    """`(last_assistant_text(m), tool_requests(m))` of `m = openai_message_parts(messages)`.
+) -> tuple[str | None, tuple[RequestValues, ...]]:
+    """`(last_assistant_text(m), request_values(tool_requests(m)))` of
+    `m = openai_message_parts(messages)`.
 
     In one pass over the parts, for messages with no OpenAI repr to rewrite (the usual case):
     the two reads and the check for a repr each walked every part, and the model span is the
     span read most often.
     """
     text: str | None = None
-    requests: list[ToolRequest] = []
+    requests: list[RequestValues] = []
     for message in messages:
         parts = message.get(_MSG_PARTS)
         answers = message.get(_MSG_ROLE) in _ANSWER_ROLES
@@ -50,12 +51,12 @@ def answer_and_requests(
                         else:
                             call_id = clean_id(call_id)
                         arguments = part.get(_PART_ARGUMENTS, MISSING)
-                        requests.append(ToolRequest(name, call_id, arguments))
+                        requests.append((name, call_id, arguments))
                 elif kind == _PART_TEXT:
                     content = part.get(_PART_CONTENT)
                     if is_message_repr(content):  # rewritten first: the general reads
                         outputs = openai_message_parts(messages)
-                        return last_assistant_text(outputs), tool_requests(outputs)
+                        return last_assistant_text(outputs), request_values(tool_requests(outputs))
                     if answers:
                         found = as_text(content)
                         if found is not None:

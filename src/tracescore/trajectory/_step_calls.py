@@ -14,7 +14,14 @@ from tracescore.trajectory._openai_agents import awaits_approval
 from tracescore.trajectory._options import BuildOptions
 from tracescore.trajectory._pydantic_ai import is_output_tool
 from tracescore.trajectory._values import clean_text, parse_lenient
-from tracescore.trajectory._views import MISSING, SpanView, ToolRequest, ToolValues, tool_values
+from tracescore.trajectory._views import (
+    MISSING,
+    RequestValues,
+    SpanView,
+    ToolRequest,
+    ToolValues,
+    tool_values,
+)
 
 __all__ = [
     "executed_call",
@@ -66,7 +73,8 @@ def executed_step(
             span_id,
         )
     values = paused_for_approval(tool_values(view), span, options, last_model_start)
-    return executed_call(values, span, span_id, request, agent, options)
+    asked = (request.name, request.call_id, request.arguments) if request is not None else None
+    return executed_call(values, span, span_id, asked, agent, options)
 
 
 def paused_for_approval(
@@ -86,12 +94,12 @@ def executed_call(
     values: ToolValues,
     span: SpanRecord,
     span_id: str,
-    request: ToolRequest | None,
+    request: RequestValues | None,
     agent: str | None,
     options: BuildOptions,
 ) -> ToolCall:
     """The step of one tool span (what it says of its call: `values`), completed by the request
-    it answered (if any)."""
+    it answered (if any: its tool name, call id and arguments)."""
     tool_name, call_id, error, error_type, error_message, arguments, result, pause_reason = values
     # Only a failed call keeps its error type and message.
     status: ToolStatus
@@ -106,14 +114,14 @@ def executed_call(
     if arguments is MISSING and request is not None:
         # The requested call's arguments stand in (the service leaves a span's undecoded when
         # no scorer reads them), parsed when first read: most scorers never read them.
-        arguments = request.arguments
+        arguments = request[2]
         if arguments is not MISSING:
             arguments = Deferred(parse_lenient, arguments, options.max_value_chars)
-    name = tool_name or (request.name if request else None) or clean_text(span.name)
+    name = tool_name or (request[0] if request else None) or clean_text(span.name)
     # Positional, in field order (one is built per tool call).
     return ToolCall(
         name,
-        call_id or (request.call_id if request else None),
+        call_id or (request[1] if request else None),
         None if arguments is MISSING else arguments,
         None if result is MISSING else result,
         status,
