@@ -125,3 +125,36 @@ def test_text_of_every_failed_result_shape_may_be_an_error(failed: dict[str, obj
 def test_a_response_type_that_is_not_text_is_neither_denied_nor_failed(kind: object) -> None:
     # Found by test_properties: a list there was looked up in a set and raised TypeError.
     assert response_flags({semconv.PART_TYPE: kind}) == (False, False)
+
+
+_DOCUMENT = '[{"role": "assistant", "parts": [{"type": "text", "content": "hi"}]}]'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _DOCUMENT,
+        f"  {_DOCUMENT}",
+        f"{_DOCUMENT}\n",
+        f"\t{_DOCUMENT} \u3000",
+        f"{_DOCUMENT} x",
+        f"{_DOCUMENT}{_DOCUMENT}",
+        _DOCUMENT[:-1],
+        f"{_DOCUMENT[:-1]} ",
+        '{"role": "user", "content": "q"} ',
+        '"text"',
+        "[1, 2]",
+        "[",
+        "",
+        "   ",
+        "x[]",
+    ],
+)
+def test_messages_text_parses_as_its_stripped_text(text: str) -> None:
+    # Text without surrounding whitespace is scanned as it is (no strip call): the same
+    # messages as json.loads of the stripped text gives, whatever the text around it.
+    try:
+        expected = parse_messages(json.loads(text.strip()))
+    except ValueError:
+        expected = []
+    assert parse_messages(text) == expected
