@@ -146,19 +146,35 @@ static int left_out(PyObject *needles, const uint8_t *data, Py_ssize_t len) {
     return 1;
 }
 
+/* The str of a string value's bytes; `ascii`: 1 when a checking scan's test found them ASCII,
+ * else -1 (asked here). ASCII bytes are copied into a str made for them: PyUnicode_DecodeUTF8
+ * tested and copied them a word at a time, about three times the instructions for tool
+ * arguments and results of a few hundred bytes. A string of one character goes through the
+ * decoder, which shares those. NULL with an exception set when the bytes are not UTF-8. */
+static PyObject *decoded_text(const uint8_t *data, Py_ssize_t len, int ascii) {
+    if (len > 1 && (ascii > 0 || tracescore_ascii_only(data, data + len, data, data + len))) {
+        PyObject *text = PyUnicode_New(len, 127);
+        if (text != NULL) memcpy(PyUnicode_1BYTE_DATA(text), data, (size_t)len);
+        return text;
+    }
+    return PyUnicode_DecodeUTF8((const char *)data, len, NULL);
+}
+
 /* A string value of a kept key (key: its slot, or NULL) decoded, or shared from the value
- * table (new reference), or NULL with an exception set when it is not UTF-8. */
-static PyObject *string_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize_t len) {
+ * table (new reference), or NULL with an exception set when it is not UTF-8. ascii: as for
+ * decoded_text. */
+static PyObject *string_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize_t len,
+                              int ascii) {
     if (key == NULL || len > VALUE_CACHE_MAX ||
         (key->value_misses >= VALUE_MISSES_TRIED && 2 * key->value_hits < key->value_misses))
-        return PyUnicode_DecodeUTF8((const char *)data, len, NULL);
+        return decoded_text(data, len, ascii);
     TextSlot *slot = key->last_value;
     if (slot == NULL || !same_bytes(slot->data, slot->len, data, len)) {
         uint64_t hash = bytes_hash(data, len);
         slot = text_slot(ctx->values, VALUE_TABLE_SIZE, data, len, hash);
         if (slot->text == NULL) {
             key->value_misses++;
-            PyObject *text = PyUnicode_DecodeUTF8((const char *)data, len, NULL);
+            PyObject *text = decoded_text(data, len, ascii);
             if (text != NULL && ctx->values_used < VALUE_TABLE_FILL) {
                 *slot = (TextSlot){.data = data, .len = len, .hash = hash,
                                    .text = Py_NewRef(text)};
@@ -180,9 +196,10 @@ void tracescore_values_clear(Ctx *ctx) {
 }
 
 /* Decode one AnyValue payload of a kept key (key: its slot, or NULL); *size grows by the
- * bytes the value holds. New reference. */
+ * bytes the value holds. ascii: 1 when a checking scan found it an ASCII string value, else
+ * -1. New reference. */
 static PyObject *any_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize_t len,
-                           Py_ssize_t *size) {
+                           Py_ssize_t *size, int ascii) {
     if (len == 0) Py_RETURN_NONE;
     const uint8_t *p = data, *end = data + len;
     Field f;
@@ -198,7 +215,7 @@ static PyObject *any_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize_t 
     }
     if (p == end) {
         if (f.number == 1 && f.wire == 2) {
-            PyObject *text = string_value(ctx, key, f.data, f.len);
+            PyObject *text = string_value(ctx, key, f.data, f.len, ascii);
             if (text != NULL) {
                 *size += PyUnicode_GET_LENGTH(text);
                 return text;
@@ -303,14 +320,18 @@ int tracescore_key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *
     /* A checking scan's question (_scan.h), on what was read above; a key in the usual
      * encoding is asked below, once its table slot (which knows the answer) is found. */
     int check_key = ctx->checking && key != NULL;
+    int ascii = -1; /* a string value the check found ASCII: 1 (see decoded_text) */
     if (ctx->checking) {
-        int depth = DEPTH_IN_SPAN - 1;
+        int depth = DEPTH_IN_SPAN - 1, plain = 0;
         int ok = key == NULL ? tracescore_check_message(CHECK_KEY_VALUE, data, end, depth)
                  : value == NULL ? 1
                  : value - (key + key_len + 1) <= 5 &&
-                       (tracescore_plain_any_value(value, value + value_len, data, end) ||
+                       ((plain = tracescore_plain_any_value(value, value + value_len, data,
+                                                            end)) ||
                         tracescore_check_any_value(value, value + value_len, depth));
         if (!ok) ctx->unsure = 1;
+        /* plain_any_value of a string_value (tag 0x0A) vouches that its bytes are ASCII */
+        if (plain && value_len > 0 && *value == 0x0A) ascii = 1;
     }
     while (p < end) {
         if (read_field(&p, end, &f, "attribute")) return -1;
@@ -373,7 +394,7 @@ int tracescore_key_value(Ctx *ctx, const uint8_t *data, Py_ssize_t len, Parsed *
         }
     }
     PyObject *decoded =
-        value == NULL ? Py_NewRef(Py_None) : any_value(ctx, slot, value, value_len, size);
+        value == NULL ? Py_NewRef(Py_None) : any_value(ctx, slot, value, value_len, size, ascii);
     int rc = decoded == NULL ? -1 : PyDict_SetItem(attrs, kept, decoded);
     if (rc == 0 && key_len > KEY_CACHE_MAX) *size += key_len; /* a str of its own: counted */
     if (rc == 0) { /* the dict holds decoded until a later value of the key replaces it */
