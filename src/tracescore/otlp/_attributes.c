@@ -162,7 +162,8 @@ static PyObject *decoded_text(const uint8_t *data, Py_ssize_t len, int ascii) {
 
 /* A string value of a kept key (key: its slot, or NULL) decoded, or shared from the value
  * table (new reference), or NULL with an exception set when it is not UTF-8. ascii: as for
- * decoded_text. */
+ * decoded_text. The key's last value, then the recent slot of these bytes (Ctx.value_recent),
+ * are compared before the bytes are hashed. */
 static PyObject *string_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize_t len,
                               int ascii) {
     if (key == NULL || len > VALUE_CACHE_MAX ||
@@ -170,18 +171,23 @@ static PyObject *string_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize
         return decoded_text(data, len, ascii);
     TextSlot *slot = key->last_value;
     if (slot == NULL || !same_bytes(slot->data, slot->len, data, len)) {
-        uint64_t hash = bytes_hash(data, len);
-        slot = text_slot(ctx->values, VALUE_TABLE_SIZE, data, len, hash);
-        if (slot->text == NULL) {
-            key->value_misses++;
-            PyObject *text = decoded_text(data, len, ascii);
-            if (text != NULL && ctx->values_used < VALUE_TABLE_FILL) {
-                *slot = (TextSlot){.data = data, .len = len, .hash = hash,
-                                   .text = Py_NewRef(text)};
-                ctx->values_used++;
-                key->last_value = slot;
+        TextSlot **recent = &ctx->value_recent[quick_mix(data, len) >> (64 - TABLE_RECENT_BITS)];
+        slot = *recent;
+        if (slot == NULL || !same_bytes(slot->data, slot->len, data, len)) {
+            uint64_t hash = bytes_hash(data, len);
+            slot = text_slot(ctx->values, VALUE_TABLE_SIZE, data, len, hash);
+            if (slot->text == NULL) {
+                key->value_misses++;
+                PyObject *text = decoded_text(data, len, ascii);
+                if (text != NULL && ctx->values_used < VALUE_TABLE_FILL) {
+                    *slot = (TextSlot){.data = data, .len = len, .hash = hash,
+                                       .text = Py_NewRef(text)};
+                    ctx->values_used++;
+                    key->last_value = *recent = slot;
+                }
+                return text;
             }
-            return text;
+            *recent = slot;
         }
         key->last_value = slot;
     }
@@ -250,12 +256,19 @@ static PyObject *any_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize_t 
 /* What classify answered for raw key bytes (new reference; see split_kept), NULL on error;
  * *found: its slot in the table, or NULL when it is past the table's fill. A slot's answer
  * is its key's str, which the dict's answer holds. The key that followed the span's previous
- * one last time (Slot.next) is compared first; a wrong guess costs that compare. */
+ * one last time (Slot.next) is compared first, then the recent slot of these bytes
+ * (Ctx.key_recent); a wrong guess costs that compare. */
 static PyObject *kept_key(Ctx *ctx, Parsed *s, const uint8_t *data, Py_ssize_t len,
                           Slot **found) {
     Slot *slot = s->last_key != NULL ? s->last_key->next : ctx->first;
-    if (slot == NULL || !same_bytes(slot->data, slot->len, data, len))
-        slot = table_find(ctx, data, len, bytes_hash(data, len));
+    if (slot == NULL || !same_bytes(slot->data, slot->len, data, len)) {
+        Slot **recent = &ctx->key_recent[quick_mix(data, len) >> (64 - TABLE_RECENT_BITS)];
+        slot = *recent;
+        if (slot == NULL || !same_bytes(slot->data, slot->len, data, len)) {
+            slot = table_find(ctx, data, len, bytes_hash(data, len));
+            if (slot->data != NULL) *recent = slot; /* filled slots only (Ctx.key_recent) */
+        }
+    }
     PyObject *kept = NULL;
     if (slot->data != NULL) {
         kept = Py_NewRef(slot->kept);

@@ -149,6 +149,8 @@ static PyObject *walk(Ctx *ctx, Py_buffer *body, Records *records) {
     Py_ssize_t spans = 0;
     ctx->used = ctx->values_used = 0;
     ctx->first = NULL;
+    memset(ctx->key_recent, 0, sizeof ctx->key_recent);
+    memset(ctx->value_recent, 0, sizeof ctx->value_recent);
     Py_ssize_t at = 0;
     PyObject *key, *kept;
     while (PyDict_Next(ctx->keys, &at, &key, &kept)) tracescore_table_add(ctx, key, kept);

@@ -75,6 +75,8 @@ enum { RULE_ATTRIBUTE = 1, RULE_KEY = 2, RULE_UNSURE = 4 };
 #define VALUE_CACHE_MAX 128
 /* A key stops looking its values up after this many misses, unless half of them hit. */
 #define VALUE_MISSES_TRIED 16
+/* Bits of quick_mix indexing the key and value tables' recent slots (Ctx). */
+#define TABLE_RECENT_BITS 6
 /* A slot of the per-call tables of str made from raw bytes in the request (string values here,
  * span names in Shared): open addressing over bytes_hash, at most half full (text_slot). */
 typedef struct TextSlot {
@@ -100,6 +102,12 @@ typedef struct {
     Slot *first; /* the key of the last span's first attribute (see Slot.next), or NULL */
     Slot table[TABLE_SIZE];
     TextSlot values[VALUE_TABLE_SIZE];
+    /* Filled slots of the two tables by quick_mix of their bytes (TABLE_RECENT_BITS of it), or
+     * NULL: looked at before a key or value that its own guess (Slot.next, last_value)
+     * missed is hashed. Spans of a request alternate between a few shapes (chat, tool), and
+     * those guesses missed at each change, for a SipHash each. Emptied as a call starts. */
+    Slot *key_recent[1 << TABLE_RECENT_BITS];
+    TextSlot *value_recent[1 << TABLE_RECENT_BITS];
 } Ctx;
 
 static inline int read_varint(const uint8_t **pos, const uint8_t *end, uint64_t *out) {
