@@ -126,6 +126,20 @@ def event_loop_factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] |
     return factory
 
 
+def settle_collector() -> None:
+    """The garbage collector as `serve` runs it once started (`bench/pipeline_cpu.py` too).
+
+    What exists by then (modules, pydantic schemas, the config) lives as long as the process:
+    moved out of the collector's view, full collections only walk what traffic creates. The
+    hot path makes no reference cycles, so young collections find little garbage: a larger
+    first threshold cut the collector's share of scoring live from ~10% to ~1% (in-process
+    replay of bench/throughput.py's stream) for a few MB of memory at most.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(_GC_YOUNG, *gc.get_threshold()[1:])
+
+
 async def _serve(pipeline: Pipeline) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -144,14 +158,7 @@ async def _serve(pipeline: Pipeline) -> int:
         if settings is not None and server is not None:
             host, _ = split_endpoint(settings.endpoint)
             print(f"{_PREFIX} otlp/{name} listening on {host}:{server.port}", file=sys.stderr)
-    # What exists now (modules, pydantic schemas, the config) lives as long as the process:
-    # moved out of the collector's view, full collections only walk what traffic creates.
-    # The hot path makes no reference cycles, so young collections find little garbage: a
-    # larger first threshold cut the collector's share of scoring live from ~10% to ~1%
-    # (in-process replay of bench/throughput.py's stream) for a few MB of memory at most.
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(_GC_YOUNG, *gc.get_threshold()[1:])
+    settle_collector()
     # A large request is scanned in a worker thread, whose native scan lets the GIL go every
     # 1,024 spans (2-4 ms) and takes it straight back. A thread waiting for the GIL asks for it
     # only after a switch interval without any switch, so with the default 5 ms the event loop
