@@ -162,12 +162,24 @@ class FlatParts:
             self.loose_ids.append(call_id)
         call = executed_call(values, span, span.span_id, request, self.agent, self.options)
         name = call.name
+        # `shows(name)`, inlined: a call fewer per execution.
         if name in self.shown:  # (a set test: the `startswith` call below costs more)
             self.steps.append(call)
         elif not name or not (name in self.hidden or name.startswith(self.prefixes)):
             self.steps.append(call)
             if len(self.shown) < _SHOWN_NAMES:
                 self.shown.add(name)
+        return True
+
+    def shows(self, name: str) -> bool:
+        """Whether a call of tool `name` is among the run's steps: not an output tool (left out
+        unless `include_output_tools`), remembered in `shown` when it passed."""
+        if name in self.shown:
+            return True
+        if name and (name in self.hidden or name.startswith(self.prefixes)):
+            return False
+        if len(self.shown) < _SHOWN_NAMES:
+            self.shown.add(name)
         return True
 
     def joined_steps(

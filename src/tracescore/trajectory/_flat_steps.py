@@ -63,13 +63,10 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
             if found is not None and executions[found] is None:
                 executions[found] = execution
                 unrequested[index] = False
-    hidden, prefixes = parts.hidden, parts.prefixes
     # Model spans come in (start, end, span id) order: the last one started last.
     last_model = parts.model_spans[-1].start_ns if parts.model_spans else 0
     approval = options.pause.awaiting_approval
-    requested = (
-        _requested(parts, executions, hidden, prefixes, last_model, options) if requests else []
-    )
+    requested = _requested(parts, executions, last_model, options) if requests else []
     model_spans, model_steps, agent = parts.model_spans, parts.model_steps, parts.agent
     starts: list[int]
     steps: list[Step]
@@ -91,8 +88,7 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
             if approval is not None and start >= last_model:  # (its first condition)
                 values = paused_for_approval(values, span, options, last_model)
             call = executed_call(values, span, span.span_id, None, agent, options)
-            name = call.name
-            if not name or not (name in hidden or name.startswith(prefixes)):
+            if parts.shows(call.name):
                 starts.append(start)
                 steps.append(call)
     if parts.models:
@@ -106,13 +102,11 @@ def flat_steps(parts: FlatParts, options: BuildOptions) -> tuple[Step, ...] | No
 def _requested(
     parts: FlatParts,
     executions: list[tuple[SpanRecord, ToolValues] | None],
-    hidden: tuple[str, ...],
-    prefixes: tuple[str, ...],
     last_model: int,
     options: BuildOptions,
 ) -> list[tuple[int, Step]]:
     """The requested calls in the order asked, each with its anchor time, but the output tools
-    `hidden` (`prefixes`: their `output_tool_prefixes`)."""
+    the run does not show (`FlatParts.shows`)."""
     agent = parts.agent
     approval = options.pause.awaiting_approval
     requested: list[tuple[int, Step]] = []
@@ -140,7 +134,6 @@ def _requested(
                 requested.append((anchor, handoff))
                 continue
             call = unexecuted_call(asked, responses, decisions, agent, options)
-        name = call.name
-        if not name or not (name in hidden or name.startswith(prefixes)):
+        if parts.shows(call.name):
             requested.append((anchor, call))
     return requested
