@@ -48,22 +48,20 @@ def parse_messages(value: object) -> list[dict[str, Any]]:
         return []
     if value.__class__ is str:  # parse_json's own path for text, calls fewer per span read
         # Most messages come without surrounding whitespace: scanned as they are, no strip
-        # call. A document that ends where the text does has no trailing whitespace, so that
-        # is what its stripped text parses to; any other outcome is decided on the stripped
-        # text, as it always was (`_stripped_document`).
-        parsed = _NOT_JSON
+        # call (`load_document`, inlined). A document that ends where the text does has no
+        # trailing whitespace, so that is what its stripped text parses to; any other outcome
+        # (None also for a document `null`) is decided on the stripped text by `parse_json`.
+        parsed = None
         if value and value[0] in JSON_STARTS:
             try:
                 parsed, end = PLAIN_SCAN(value, 0)
             except (StopIteration, ValueError, RecursionError):
-                parsed = _NOT_JSON
+                pass
             else:
                 if end != len(value):
-                    parsed = _NOT_JSON
-        if parsed is _NOT_JSON:
-            parsed = _stripped_document(value)
-            if parsed is _NOT_JSON:
-                return []
+                    parsed = None
+        if parsed is None:
+            parsed = parse_json(value)
         if parsed.__class__ is list:  # the usual shape, just parsed: kept, not copied
             for message in parsed:
                 if message.__class__ is not dict and not isinstance(message, dict):
@@ -79,24 +77,6 @@ def parse_messages(value: object) -> list[dict[str, Any]]:
     if not isinstance(parsed, list):
         return []
     return [m for m in parsed if isinstance(m, dict)]
-
-
-_NOT_JSON: Any = object()
-
-
-def _stripped_document(text: str) -> Any:
-    """The JSON document the text `text` holds, without its surrounding whitespace
-    (`load_document(PLAIN_SCAN, text.strip())`, inlined), or `_NOT_JSON`."""
-    stripped = text.strip()
-    if not stripped or stripped[0] not in JSON_STARTS:
-        return _NOT_JSON
-    try:
-        parsed, end = PLAIN_SCAN(stripped, 0)
-    except (StopIteration, ValueError, RecursionError):
-        return _NOT_JSON
-    if end != len(stripped):  # extra data after the document
-        return _NOT_JSON
-    return parsed
 
 
 def _parts(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
