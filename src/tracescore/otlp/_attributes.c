@@ -171,23 +171,19 @@ static PyObject *string_value(Ctx *ctx, Slot *key, const uint8_t *data, Py_ssize
         return decoded_text(data, len, ascii);
     TextSlot *slot = key->last_value;
     if (slot == NULL || !same_bytes(slot->data, slot->len, data, len)) {
-        TextSlot **recent = &ctx->value_recent[quick_mix(data, len) >> (64 - TABLE_RECENT_BITS)];
-        slot = *recent;
-        if (slot == NULL || !same_bytes(slot->data, slot->len, data, len)) {
-            uint64_t hash = bytes_hash(data, len);
-            slot = text_slot(ctx->values, VALUE_TABLE_SIZE, data, len, hash);
-            if (slot->text == NULL) {
-                key->value_misses++;
-                PyObject *text = decoded_text(data, len, ascii);
-                if (text != NULL && ctx->values_used < VALUE_TABLE_FILL) {
-                    *slot = (TextSlot){.data = data, .len = len, .hash = hash,
-                                       .text = Py_NewRef(text)};
-                    ctx->values_used++;
-                    key->last_value = *recent = slot;
-                }
-                return text;
+        TextSlot **recent = &ctx->value_recent[recent_index(data, len)];
+        uint64_t hash = 0;
+        slot = recent_text_slot(recent, ctx->values, VALUE_TABLE_SIZE, data, len, &hash);
+        if (slot->text == NULL) {
+            key->value_misses++;
+            PyObject *text = decoded_text(data, len, ascii);
+            if (text != NULL && ctx->values_used < VALUE_TABLE_FILL) {
+                *slot = (TextSlot){.data = data, .len = len, .hash = hash,
+                                   .text = Py_NewRef(text)};
+                ctx->values_used++;
+                key->last_value = *recent = slot;
             }
-            *recent = slot;
+            return text;
         }
         key->last_value = slot;
     }
@@ -262,7 +258,7 @@ static PyObject *kept_key(Ctx *ctx, Parsed *s, const uint8_t *data, Py_ssize_t l
                           Slot **found) {
     Slot *slot = s->last_key != NULL ? s->last_key->next : ctx->first;
     if (slot == NULL || !same_bytes(slot->data, slot->len, data, len)) {
-        Slot **recent = &ctx->key_recent[quick_mix(data, len) >> (64 - TABLE_RECENT_BITS)];
+        Slot **recent = &ctx->key_recent[recent_index(data, len)];
         slot = *recent;
         if (slot == NULL || !same_bytes(slot->data, slot->len, data, len)) {
             slot = table_find(ctx, data, len, bytes_hash(data, len));

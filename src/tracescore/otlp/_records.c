@@ -159,29 +159,25 @@ int tracescore_is_scanned_candidate(PyObject *rule, const Parsed *s, PyObject *a
 /* The shared str of a span name (new reference), or NULL; *prefixed: whether it starts with
  * the rule's name prefix, as the name table remembers it (-1: not known). */
 static PyObject *name_of(Shared *sh, const uint8_t *data, Py_ssize_t len, int *prefixed) {
-    TextSlot **recent = &sh->name_recent[quick_mix(data, len) >> (64 - NAME_RECENT_BITS)];
-    TextSlot *slot = *recent;
-    if (slot == NULL || !same_bytes(slot->data, slot->len, data, len)) {
-        uint64_t hash = bytes_hash(data, len);
-        slot = text_slot(sh->name_table, NAME_TABLE_SIZE, data, len, hash);
-        if (slot->text == NULL) {
-            /* A long name is a str of its own, counted in its record's size (LONG_TEXT):
-             * shared, the cache would keep what a client sends across requests. */
-            PyObject *name = len > NAME_SHARE_MAX ? text_of(data, len)
-                                                  : shared(sh->names, text_of(data, len));
-            *prefixed = -1;
-            if (name != NULL && sh->names_used < NAME_TABLE_FILL) {
-                int known = sh->rule == NULL ? -1 : prefixed_by(sh->rule, name);
-                /* A failed test is asked again by the candidate test, which reports it. */
-                if (known < 0 && sh->rule != NULL) PyErr_Clear();
-                *slot = (TextSlot){.data = data, .len = len, .hash = hash,
-                                   .text = Py_NewRef(name), .prefixed = known};
-                sh->names_used++;
-                *recent = slot;
-            }
-            return name;
+    TextSlot **recent = &sh->name_recent[recent_index(data, len)];
+    uint64_t hash = 0;
+    TextSlot *slot = recent_text_slot(recent, sh->name_table, NAME_TABLE_SIZE, data, len, &hash);
+    if (slot->text == NULL) {
+        /* A long name is a str of its own, counted in its record's size (LONG_TEXT): shared,
+         * the cache would keep what a client sends across requests. */
+        PyObject *name = len > NAME_SHARE_MAX ? text_of(data, len)
+                                              : shared(sh->names, text_of(data, len));
+        *prefixed = -1;
+        if (name != NULL && sh->names_used < NAME_TABLE_FILL) {
+            int known = sh->rule == NULL ? -1 : prefixed_by(sh->rule, name);
+            /* A failed test is asked again by the candidate test, which reports it. */
+            if (known < 0 && sh->rule != NULL) PyErr_Clear();
+            *slot = (TextSlot){.data = data, .len = len, .hash = hash,
+                               .text = Py_NewRef(name), .prefixed = known};
+            sh->names_used++;
+            *recent = slot;
         }
-        *recent = slot;
+        return name;
     }
     *prefixed = slot->prefixed;
     return Py_NewRef(slot->text);

@@ -75,8 +75,9 @@ enum { RULE_ATTRIBUTE = 1, RULE_KEY = 2, RULE_UNSURE = 4 };
 #define VALUE_CACHE_MAX 128
 /* A key stops looking its values up after this many misses, unless half of them hit. */
 #define VALUE_MISSES_TRIED 16
-/* Bits of quick_mix indexing the key and value tables' recent slots (Ctx). */
-#define TABLE_RECENT_BITS 6
+/* Bits of quick_mix choosing a recent slot (recent_index): the key and value tables (Ctx) and
+ * the span name table (Shared) each keep 1 << RECENT_SLOT_BITS of them. */
+#define RECENT_SLOT_BITS 6
 /* A slot of the per-call tables of str made from raw bytes in the request (string values here,
  * span names in Shared): open addressing over bytes_hash, at most half full (text_slot). */
 typedef struct TextSlot {
@@ -102,12 +103,12 @@ typedef struct {
     Slot *first; /* the key of the last span's first attribute (see Slot.next), or NULL */
     Slot table[TABLE_SIZE];
     TextSlot values[VALUE_TABLE_SIZE];
-    /* Filled slots of the two tables by quick_mix of their bytes (TABLE_RECENT_BITS of it), or
+    /* Filled slots of the two tables by quick_mix of their bytes (recent_index), or
      * NULL: looked at before a key or value that its own guess (Slot.next, last_value)
      * missed is hashed. Spans of a request alternate between a few shapes (chat, tool), and
      * those guesses missed at each change, for a SipHash each. Emptied as a call starts. */
-    Slot *key_recent[1 << TABLE_RECENT_BITS];
-    TextSlot *value_recent[1 << TABLE_RECENT_BITS];
+    Slot *key_recent[1 << RECENT_SLOT_BITS];
+    TextSlot *value_recent[1 << RECENT_SLOT_BITS];
 } Ctx;
 
 static inline int read_varint(const uint8_t **pos, const uint8_t *end, uint64_t *out) {
@@ -328,11 +329,15 @@ static inline uint64_t quick_mix(const uint8_t *p, Py_ssize_t n) {
     return (a ^ (b * 0x9E3779B97F4A7C15ULL) ^ (uint64_t)n) * 0xFF51AFD7ED558CCDULL;
 }
 
+/* The recent slot of these bytes, of 1 << RECENT_SLOT_BITS. */
+static inline uint64_t recent_index(const uint8_t *data, Py_ssize_t len) {
+    return quick_mix(data, len) >> (64 - RECENT_SLOT_BITS);
+}
+
 /* Span names seen in this call: raw bytes (in the request) -> the shared str (owned). Most
  * spans of a request repeat a few names: this spares decoding each one and its dict lookup. */
 #define NAME_TABLE_SIZE 256
 #define NAME_TABLE_FILL 128
-#define NAME_RECENT_BITS 6
 /* The slot of `data` (hashed `hash`) in `table` of `size` slots (a power of two): the one
  * holding its str, or the free one where it belongs. */
 static inline TextSlot *text_slot(TextSlot *table, uint64_t size, const uint8_t *data,
@@ -342,6 +347,22 @@ static inline TextSlot *text_slot(TextSlot *table, uint64_t size, const uint8_t 
         if (slot->text == NULL || (slot->hash == hash && same_bytes(slot->data, slot->len, data, len)))
             return slot;
     }
+}
+
+/* The slot of `data` in a text table of `size` slots, its recent slot (`*recent`) first: the
+ * recent one when it holds these bytes, else text_slot's (then *hash is set), which becomes the
+ * recent one when filled. The caller fills a free slot, and then makes it the recent one.
+ * Always inlined: as a call (gcc's choice at -O2, for its two callers) it cost ~60
+ * instructions a span (callgrind, bench/pipeline_cpu.py). */
+static inline __attribute__((always_inline)) TextSlot *
+recent_text_slot(TextSlot **recent, TextSlot *table, uint64_t size, const uint8_t *data,
+                 Py_ssize_t len, uint64_t *hash) {
+    TextSlot *slot = *recent;
+    if (slot != NULL && same_bytes(slot->data, slot->len, data, len)) return slot;
+    *hash = bytes_hash(data, len);
+    slot = text_slot(table, size, data, len, *hash);
+    if (slot->text != NULL) *recent = slot;
+    return slot;
 }
 
 /* Release a table's strings (at the end of a call). */
@@ -359,9 +380,9 @@ typedef struct {
     PyObject *parent_hex;
     int names_used;
     TextSlot name_table[NAME_TABLE_SIZE];
-    /* The name table's slots by quick_mix of the name (NAME_RECENT_BITS of it), or NULL:
+    /* The name table's slots by quick_mix of the name (recent_index), or NULL:
      * looked at before the name is hashed. */
-    TextSlot *name_recent[1 << NAME_RECENT_BITS];
+    TextSlot *name_recent[1 << RECENT_SLOT_BITS];
 } Shared;
 
 /* SpanRecord's fields, in the order records are filled (_records.c). */
