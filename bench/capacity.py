@@ -23,6 +23,8 @@ How it is measured, each part in its own process:
 Scorer mixes: `bench` (today's bench/throughput.py mix: a tool-count gate, no_tool_errors,
 called_tool) and `matching` (argument and trajectory matching: tool_calls with arguments,
 trajectory_accuracy, tool_call_accuracy). The stream mixes two trace shapes (bench/shapes.py).
+`--mixes unmatched` adds the floor under both: the matching mix under a scenario that matches no
+agent, so runs are received, buffered and forwarded but not built or scored.
 
 Printed: every step (offered rate, accepted, p50/p99 latency, the server's CPU use, buffered
 runs at the start and end of the step's second half, every refusal's reason and count, the
@@ -65,7 +67,13 @@ _SCENARIO = """
 scenarios:
   - name: agents
     match: {agent: "*"}"""
-MIXES = {"bench": _SCENARIO + mixes.CHECKS, "matching": _SCENARIO + mixes.CAPACITY_MATCHING}
+MIXES = {
+    "bench": _SCENARIO + mixes.CHECKS,
+    "matching": _SCENARIO + mixes.CAPACITY_MATCHING,
+    # The floor under any mix: the matching mix's scenario matches no agent, so every run is
+    # received, scanned, assembled and forwarded unscored (nothing built, scored or emitted).
+    "unmatched": _SCENARIO.replace('"*"', '"no such agent"') + mixes.CAPACITY_MATCHING,
+}
 
 
 def go_sender() -> Path:

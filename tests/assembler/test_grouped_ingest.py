@@ -74,11 +74,16 @@ class _PerSpanAssembler(Assembler):
             if agent is None:
                 continue
             trace.anchored = True
+            wanted = self._hooks.wants(record, agent)
+            if wanted or not agent:
+                trace.scorable = True
+            elif trace.scorable is None:
+                trace.scorable = False
             if (
                 self._forwarding
                 and self._restoring is None
                 and record.span_id not in trace.held
-                and self._hooks.wants(record, agent)
+                and wanted
             ):
                 remove.setdefault(i, {}).setdefault(j, set()).add(k)
                 holds.append(((i, j, k), trace, record.span_id))
@@ -143,7 +148,7 @@ def _outputs(h: Harness) -> Any:
 def _state(h: Harness) -> Any:
     a = h.assembler
     traces = [
-        (tid, t.hex, t.first, t.last, t.anchored, t.records, t.nbytes, t.held)
+        (tid, t.hex, t.first, t.last, t.anchored, t.scorable, t.records, t.nbytes, t.held)
         for tid, t in a._traces.items()
     ]
     return (

@@ -36,9 +36,15 @@ def _keep_nothing(key: str) -> bool:
 
 
 class Trace:
-    """One buffered trace: its kept records, its held agent spans, and when it was touched."""
+    """One buffered trace: its kept records, its held agent spans, and when it was touched.
 
-    __slots__ = ("anchored", "first", "held", "hex", "last", "nbytes", "records")
+    `scorable`: None until an agent span arrives; then whether a scenario may score the run
+    of one of its agent spans (`AssemblerHooks.wants`). A trace whose every agent span said
+    no is released unbuilt: building it cost as much as scoring it (bench/capacity.py's
+    `unmatched` mix), for runs no scenario matches or samples.
+    """
+
+    __slots__ = ("anchored", "first", "held", "hex", "last", "nbytes", "records", "scorable")
 
     def __init__(self, hex_id: str, now: float, records: list[SpanRecord]) -> None:
         self.hex = hex_id
@@ -48,6 +54,7 @@ class Trace:
         self.records = records
         self.held: dict[str, Held] = {}
         self.nbytes = 0
+        self.scorable: bool | None = None
 
 
 class Buffer:

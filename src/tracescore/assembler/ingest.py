@@ -210,7 +210,14 @@ class Ingestion(Replay):
                 if agent is None:
                     continue
                 trace.anchored = True
-                if holding and record.span_id not in trace.held and wants(record, agent):
+                wanted = wants(record, agent)
+                # (An unnamed agent's run is named after its span when built, which `wants`
+                # does not see: it may be scored all the same.)
+                if wanted or not agent:
+                    trace.scorable = True
+                elif trace.scorable is None:
+                    trace.scorable = False
+                if holding and wanted and record.span_id not in trace.held:
                     # Not `setdefault`, which made a dict and a set for every call.
                     by_scope = remove.get(i)
                     if by_scope is None:

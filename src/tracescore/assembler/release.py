@@ -2,7 +2,8 @@
 
 A trace is due once an agent span (or its root) arrived and it was quiet for `decision_wait`,
 or `max_trace_age` after its first span. Its held agent spans go out annotated with their
-run's scores, or park in `Waits` until their judge scores come.
+run's scores, or park in `Waits` until their judge scores come. A trace whose agent spans no
+scenario may score (`Trace.scorable`) is not built: it holds no span, and nothing is emitted.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ import logging
 
 from tracescore.assembler._wire import Held, frame_request
 from tracescore.assembler.buffer import Buffer, Trace
-from tracescore.assembler.contracts import ReadyTrace, Reason
+from tracescore.assembler.contracts import Annotations, ReadyTrace, Reason
 from tracescore.assembler.waits import Pending
 from tracescore.semconv import TRACESCORE_COMPLETE
 
 __all__ = ["Release"]
 
 log = logging.getLogger(__name__)
+_UNSCORED: Annotations = {}
 
 
 class Release(Buffer):
@@ -84,20 +86,10 @@ class Release(Buffer):
         if not due:
             return
         released: list[Held] = []
-        # The trace's own list: popped, nothing appends to it any more.
-        readies = [ReadyTrace(t.hex, t.records, t.anchored, reason) for t, reason in due]
-        try:
-            scored = self._hooks.score(readies)
-        except Exception:  # a scoring bug must not lose the held spans
-            hexes = ", ".join(ready.trace_id for ready in readies[:3])
-            log.exception(
-                "scoring %d traces (%s...) failed; their held spans go out unscored",
-                len(readies),
-                hexes,
-            )
-            scored = [{}] * len(readies)
+        scored = iter(self._score(due))
         journal, keys, replayed = self._journal, [], self._restored
-        for (trace, _), by_span in zip(due, scored, strict=True):
+        for trace, _ in due:
+            by_span = _UNSCORED if trace.scorable is False else next(scored)
             restored = False
             if replayed:  # only after a restart that replayed traces from storage
                 restored = trace.hex in replayed
@@ -123,6 +115,28 @@ class Release(Buffer):
                         value.finish()
         if released:
             self._outbox.send(frame_request(released), len(released), tuple(keys) or None)
+
+    def _score(self, due: list[tuple[Trace, Reason]]) -> list[Annotations]:
+        """The score hook's annotations of the traces `due` that a scenario may score, in
+        order (the others hold no span and are not built)."""
+        # The trace's own list: popped, nothing appends to it any more.
+        readies = [
+            ReadyTrace(t.hex, t.records, t.anchored, reason)
+            for t, reason in due
+            if t.scorable is not False
+        ]
+        if not readies:
+            return []
+        try:
+            return self._hooks.score(readies)
+        except Exception:  # a scoring bug must not lose the held spans
+            hexes = ", ".join(ready.trace_id for ready in readies[:3])
+            log.exception(
+                "scoring %d traces (%s...) failed; their held spans go out unscored",
+                len(readies),
+                hexes,
+            )
+            return [{}] * len(readies)
 
     def drain_waits(self) -> int:
         """Release every span still waiting for judge scores (shutdown, after the judges')."""
