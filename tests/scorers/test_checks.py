@@ -212,7 +212,7 @@ def test_details_mirror_mastras_preprocess_results() -> None:
 
 def test_explanations() -> None:
     assert _check(calls(GW), type="did_not_call", tool=GW).explanation == (
-        "'get_weather' was called 1 time(s) (ok)"
+        "'get_weather' was called 1 time(s) (statuses: ok)"
     )
     text = _check((call("save", status="error"),), type="called_tool", tool="save").explanation
     assert text == (

@@ -193,7 +193,7 @@ class DidNotCall(ProhibitionScorer, _Check):
             hits = [c for c in counted(trajectory) if c.name == tool]
             if hits:
                 statuses = ", ".join(c.status for c in hits)
-                explanation = f"'{tool}' was called {len(hits)} time(s) ({statuses})"
+                explanation = f"'{tool}' was called {len(hits)} time(s) (statuses: {statuses})"
             else:
                 explanation = f"'{tool}' was not called"
             return not hits, explanation, {"tool": tool, "count": len(hits)}
