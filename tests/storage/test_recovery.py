@@ -261,6 +261,37 @@ def test_a_held_span_whose_run_cannot_be_scored_goes_out_marked_incomplete(
     asyncio.run(main())
 
 
+def test_a_held_span_whose_run_no_scenario_matches_after_a_restart_goes_out_unbuilt(
+    tmp_path: Path,
+) -> None:
+    run = agent_run(seed=5)
+
+    async def main() -> None:
+        first = Node(tmp_path)
+        await first.start()
+        await first.send(run.spans)
+        first.deliver()
+        await first.crash()
+
+        # Restarted with a scenario for another agent: the replayed trace is not built, and
+        # the span it held goes out all the same.
+        second = Node(tmp_path, yaml=SHOP.replace("shop_agent", "billing_agent"))
+        await second.start()
+        second.tick(2.0)
+        (agent,) = second.deliver()
+        assert agent.span_id == run.agent.span_id
+        assert attrs(agent.attributes) == {
+            **attrs(run.agent.attributes),
+            "tracescore.complete": False,
+        }
+        assert second.scored == []
+        await second.crash()
+        third = Node(tmp_path)
+        assert await third.start() == 0
+
+    asyncio.run(main())
+
+
 def test_fanout_runs_not_yet_scored_are_scored_after_a_crash(tmp_path: Path) -> None:
     run = agent_run(seed=5)
 

@@ -3,7 +3,8 @@
 A trace is due once an agent span (or its root) arrived and it was quiet for `decision_wait`,
 or `max_trace_age` after its first span. Its held agent spans go out annotated with their
 run's scores, or park in `Waits` until their judge scores come. A trace whose agent spans no
-scenario may score (`Trace.scorable`) is not built: it holds no span, and nothing is emitted.
+scenario may score (`Trace.scorable`) is not built and nothing is emitted for it; it holds no
+span (one replayed from storage under another config may, and it goes out unscored).
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ class Release(Buffer):
 
     def _score(self, due: list[tuple[Trace, Reason]]) -> list[Annotations]:
         """The score hook's annotations of the traces `due` that a scenario may score, in
-        order (the others hold no span and are not built)."""
+        order (the others are not built)."""
         # The trace's own list: popped, nothing appends to it any more.
         readies = [
             ReadyTrace(t.hex, t.records, t.anchored, reason)
