@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
@@ -233,8 +234,16 @@ def test_a_released_span_not_yet_delivered_goes_out_as_scored_without_scoring_ag
     asyncio.run(main())
 
 
+@pytest.mark.parametrize(
+    "restarted",
+    [
+        pytest.param("assembly: {decision_wait: 1s}\n", id="without scenarios"),
+        # The replayed trace is then not built: its agent's scenario is gone.
+        pytest.param(SHOP.replace("shop_agent", "billing_agent"), id="for another agent"),
+    ],
+)
 def test_a_held_span_whose_run_cannot_be_scored_goes_out_marked_incomplete(
-    tmp_path: Path,
+    tmp_path: Path, restarted: str
 ) -> None:
     run = agent_run(seed=4)
 
@@ -245,37 +254,8 @@ def test_a_held_span_whose_run_cannot_be_scored_goes_out_marked_incomplete(
         first.deliver()
         await first.crash()
 
-        # Restarted without scenarios: nothing can score the run any more.
-        second = Node(tmp_path, yaml="assembly: {decision_wait: 1s}\n")
-        await second.start()
-        (agent,) = second.deliver()
-        assert agent.span_id == run.agent.span_id
-        assert attrs(agent.attributes) == {
-            **attrs(run.agent.attributes),
-            "tracescore.complete": False,
-        }
-        await second.crash()
-        third = Node(tmp_path)
-        assert await third.start() == 0
-
-    asyncio.run(main())
-
-
-def test_a_held_span_whose_run_no_scenario_matches_after_a_restart_goes_out_unbuilt(
-    tmp_path: Path,
-) -> None:
-    run = agent_run(seed=5)
-
-    async def main() -> None:
-        first = Node(tmp_path)
-        await first.start()
-        await first.send(run.spans)
-        first.deliver()
-        await first.crash()
-
-        # Restarted with a scenario for another agent: the replayed trace is not built, and
-        # the span it held goes out all the same.
-        second = Node(tmp_path, yaml=SHOP.replace("shop_agent", "billing_agent"))
+        # Restarted with a config under which nothing can score the run any more.
+        second = Node(tmp_path, yaml=restarted)
         await second.start()
         second.tick(2.0)
         (agent,) = second.deliver()
