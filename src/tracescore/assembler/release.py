@@ -87,10 +87,8 @@ class Release(Buffer):
         if not due:
             return
         released: list[Held] = []
-        scored = iter(self._score(due))
         journal, keys, replayed = self._journal, [], self._restored
-        for trace, _ in due:
-            by_span = _UNSCORED if trace.scorable is False else next(scored)
+        for (trace, _), by_span in zip(due, self._score(due), strict=True):
             restored = False
             if replayed:  # only after a restart that replayed traces from storage
                 restored = trace.hex in replayed
@@ -118,26 +116,30 @@ class Release(Buffer):
             self._outbox.send(frame_request(released), len(released), tuple(keys) or None)
 
     def _score(self, due: list[tuple[Trace, Reason]]) -> list[Annotations]:
-        """The score hook's annotations of the traces `due` that a scenario may score, in
-        order (the others are not built)."""
+        """Each trace's annotations, in the order `due`: the score hook's for the traces a
+        scenario may score, none for the others, which are not built."""
         # The trace's own list: popped, nothing appends to it any more.
         readies = [
             ReadyTrace(t.hex, t.records, t.anchored, reason)
             for t, reason in due
             if t.scorable is not False
         ]
-        if not readies:
-            return []
-        try:
-            return self._hooks.score(readies)
-        except Exception:  # a scoring bug must not lose the held spans
-            hexes = ", ".join(ready.trace_id for ready in readies[:3])
-            log.exception(
-                "scoring %d traces (%s...) failed; their held spans go out unscored",
-                len(readies),
-                hexes,
-            )
-            return [{}] * len(readies)
+        scored: list[Annotations] = []
+        if readies:
+            try:
+                scored = self._hooks.score(readies)
+            except Exception:  # a scoring bug must not lose the held spans
+                hexes = ", ".join(ready.trace_id for ready in readies[:3])
+                log.exception(
+                    "scoring %d traces (%s...) failed; their held spans go out unscored",
+                    len(readies),
+                    hexes,
+                )
+                scored = [{}] * len(readies)
+        if len(readies) == len(due):  # (the commonest case: every trace may be scored)
+            return scored
+        by_ready = iter(scored)
+        return [_UNSCORED if t.scorable is False else next(by_ready) for t, _ in due]
 
     def drain_waits(self) -> int:
         """Release every span still waiting for judge scores (shutdown, after the judges')."""
