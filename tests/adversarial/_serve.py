@@ -114,6 +114,14 @@ class HealthPoller:
         self._thread.start()
         return self
 
+    def poll_on(self, polls: int, timeout: float = 60.0) -> None:
+        """Wait until `polls` more polls have been answered: a stall the request left behind
+        (or one between two polls of a request quicker than the interval) is then seen."""
+        wanted = self.polls + polls
+        deadline = time.perf_counter() + timeout
+        while self.polls < wanted and time.perf_counter() < deadline:
+            time.sleep(self.interval / 4)
+
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(120)

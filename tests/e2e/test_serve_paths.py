@@ -29,6 +29,10 @@ def _scores(attributes: dict[str, Any]) -> list[tuple[str, Any]]:
     return sorted((k, v) for k, v in attributes.items() if k.startswith(("eval.", "tracescore.")))
 
 
+def _agent_spans(sink: OtlpSink) -> list[Any]:
+    return [s for s in sink.spans() if s.span.name == "invoke_agent shop-assistant"]
+
+
 def _scored(tmp_path: Path, setting: str) -> tuple[str, list[Any], list[Any]]:
     """(the codec line, the agent spans' attributes, the events' attributes) of one service."""
     folder = tmp_path / f"native-{setting}"
@@ -37,13 +41,10 @@ def _scored(tmp_path: Path, setting: str) -> tuple[str, list[Any], list[Any]]:
         config = CONFIG.format(endpoint=sink.endpoint, protocol="http/protobuf", mode="forward")
         with ServeProcess(config, folder, env={native.ENV: setting}) as serve:
             run_agent_client("http", f"127.0.0.1:{serve.ports['http']}", folder / "sent.json")
-            sink.wait_for(lambda: len(sink.log_records()) == 4)
+            # Both signals: the agent spans are released just after their events are logged.
+            sink.wait_for(lambda: len(sink.log_records()) == 4 and len(_agent_spans(sink)) == 2)
             line = next(x for x in serve.lines if "OTLP wire codec" in x)
-        agents = sorted(
-            (_scores(attrs(s.span.attributes)) for s in sink.spans()
-             if s.span.name == "invoke_agent shop-assistant"),
-            key=repr,
-        )  # fmt: skip
+        agents = sorted((_scores(attrs(s.span.attributes)) for s in _agent_spans(sink)), key=repr)
         events = sorted(
             (sorted(attrs(r.attributes).items()) for _, r in sink.log_records()), key=repr
         )
