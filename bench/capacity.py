@@ -17,8 +17,11 @@ How it is measured, each part in its own process:
   requests leave when the rate says, answered or not,
   latency counts from when a request was due, and a refused request is sent again after the
   Retry-After / RetryInfo the server advised;
-- rates step up geometrically until a step fails, then bisect; the servers' ladders are
-  interleaved step by step, so drifts of a shared machine hit both sides of the ratio alike.
+- rates step up geometrically until a step fails, then bisect; then each server's highest
+  passing rate is confirmed by a long step (`--confirm-s`, 30 s), tried again 7% lower while
+  one fails: a short step passes a service a few percent behind its load. The servers'
+  ladders are interleaved step by step, so drifts of a shared machine hit both sides of the
+  ratio alike.
 
 Scorer mixes: `bench` (today's bench/throughput.py mix: a tool-count gate, no_tool_errors,
 called_tool) and `matching` (argument and trajectory matching: tool_calls with arguments,
@@ -61,6 +64,8 @@ from capacity_report import Step, print_step, print_summary, verdict
 from tracescore.config.serve import ExporterSettings
 
 SERVER_CPU, CLIENT_CPU = 0, 1
+CONFIRM_FACTOR = 1.07  # a long step that fails is tried again this much lower
+CONFIRM_TRIES = 6
 HERE = Path(__file__).resolve().parent
 LOGS: dict[int, Any] = {}  # server pid -> its log file (kept open until the end)
 _SCENARIO = """
@@ -172,17 +177,39 @@ class Target:
 
 
 class Ladder:
-    """Rates to try: up by `factor` until a step fails, then `refine` bisections."""
+    """Rates to try: up by `factor` until a step fails, then `refine` bisections; then long
+    steps from the highest rate that passed, down by `CONFIRM_FACTOR` until one passes.
 
-    def __init__(self, target: Target, start: float, factor: float, refine: int) -> None:
+    Why confirm: a short step passes a service a few percent behind its load. Nothing is due
+    in its first `decision_wait`, and a deficit of d of the rate grows the buffers by about
+    1.8 d over the half step the verdict reads, under the 20% it allows below d = 11%. At 8 s a
+    step passed the matching mix at 90,000 spans/s over HTTP where a 30-s step at that rate
+    found it behind (buffers 13,936 -> 26,391 runs, scored 5.1 s after the load) and passed
+    it at 82,569.
+    """
+
+    def __init__(
+        self, target: Target, start: float, factor: float, refine: int, confirm_s: float
+    ) -> None:
         self.target, self.rate, self.factor, self.refine = target, start, factor, refine
         self.lo, self.hi = 0.0, math.inf
         self.done = False
         self.downs = 0
+        self.confirm_s = confirm_s
+        self.confirming = False
+        self.confirms = 0
+
+    def step_s(self, short_s: float) -> float:
+        return self.confirm_s if self.confirming else short_s
 
     def record(self, step: Step) -> None:
         if step.sender_limited:  # the senders could not keep the pace: no verdict on the server
             self.done = True
+            return
+        if self.confirming:
+            self.confirms += 1
+            self.rate /= CONFIRM_FACTOR
+            self.done = step.ok or self.confirms >= CONFIRM_TRIES
             return
         if step.ok:
             self.lo = max(self.lo, step.rate)
@@ -197,6 +224,13 @@ class Ladder:
         elif self.refine > 0 and self.hi / self.lo > 1.04:
             self.refine -= 1
             self.rate = math.sqrt(self.lo * self.hi)
+        else:
+            self.end_search()
+
+    def end_search(self) -> None:
+        """The search ended (bisected enough, or out of steps): confirm what passed."""
+        if self.lo > 0 and self.confirm_s > 0:
+            self.confirming, self.rate = True, self.lo
         else:
             self.done = True
 
@@ -297,8 +331,9 @@ class Bench:
         async with self.session.get(f"http://127.0.0.1:{self.sink_http}/count") as resp:
             return int(json.loads(await resp.text())["spans"])
 
-    async def step(self, protocol: str, target: Target, rate: float) -> Step:
-        seconds = self.args.step_s
+    async def step(
+        self, protocol: str, target: Target, rate: float, seconds: float, confirming: bool
+    ) -> Step:
         cmd = {"protocol": protocol, "port": target.port, "seconds": seconds,
                "rate": rate / len(self.senders), "deadline": self.args.deadline_s}  # fmt: skip
         pid = target.proc.pid
@@ -350,6 +385,7 @@ class Bench:
         cores = loaded_cpu / loaded_s
         cpu -= target.idle_cores * wall  # ticks, metrics and this bench's scraping, not spans
         step = verdict(rate, seconds, results, samples, cores, cpu, delivered, other, drain_s)
+        step.confirming = confirming
         target.steps.append(step)
         return step
 
@@ -359,14 +395,23 @@ class Bench:
         for target in targets:
             await self.idle(target)
         a = self.args
-        ladders = [Ladder(targets[0], a.discard_start, a.factor, a.refine)]
-        ladders += [Ladder(t, a.service_start, a.factor, a.refine) for t in targets[1:]]
+        ladders = [Ladder(targets[0], a.discard_start, a.factor, a.refine, a.confirm_s)]
+        ladders += [
+            Ladder(t, a.service_start, a.factor, a.refine, a.confirm_s) for t in targets[1:]
+        ]
         while any(not ladder.done for ladder in ladders):
             for ladder in ladders:
-                if ladder.done or len(ladder.target.steps) >= a.max_steps:
+                if ladder.done or len(ladder.target.steps) >= a.max_steps + CONFIRM_TRIES:
                     ladder.done = True
                     continue
-                step = await self.step(protocol, ladder.target, ladder.rate)
+                if not ladder.confirming and len(ladder.target.steps) >= a.max_steps:
+                    ladder.end_search()
+                    if ladder.done:
+                        continue
+                seconds = ladder.step_s(a.step_s)
+                step = await self.step(
+                    protocol, ladder.target, ladder.rate, seconds, ladder.confirming
+                )
                 print_step(protocol, ladder.target.name, step)
                 ladder.record(step)
         for target in targets:
@@ -425,6 +470,12 @@ def main() -> int:
     )
     parser.add_argument("--traces", type=int, default=2000, help="distinct traces per pass")
     parser.add_argument("--step-s", type=float, help="seconds of load per step (8; quick 5)")
+    parser.add_argument(
+        "--confirm-s",
+        type=float,
+        help="seconds of the long steps that confirm each server's capacity (30; quick 20;"
+        " 0: none, the search's highest passing step is the capacity)",
+    )
     parser.add_argument("--deadline-s", type=float, default=10.0)
     parser.add_argument("--discard-start", type=float, default=40_000, help="spans/s")
     parser.add_argument("--service-start", type=float, default=5_000, help="spans/s")
@@ -454,6 +505,8 @@ def main() -> int:
     args = parser.parse_args()
     args.step_s = args.step_s or (5.0 if args.quick else 8.0)
     args.factor = args.factor or (1.6 if args.quick else 1.4)
+    if args.confirm_s is None:
+        args.confirm_s = 20.0 if args.quick else 30.0
     args.refine = args.refine if args.refine is not None else (1 if args.quick else 2)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     report = asyncio.run(run(args))

@@ -40,6 +40,7 @@ class Step:
     sender_lag: float
     why: list[str]
     drain_s: float | None = None  # from the end of the load until all was scored and delivered
+    confirming: bool = False  # a long step that confirms the search's result (`Ladder`)
 
     @property
     def ok(self) -> bool:
@@ -129,6 +130,8 @@ def _ms(seconds: float) -> str:
 def print_step(protocol: str, name: str, step: Step) -> None:
     runs = f"{step.runs[0]:>6,.0f}->{step.runs[1]:<6,.0f}" if step.runs else " " * 14
     verdict_text = "ok" if step.ok else "FAIL: " + "; ".join(step.why)
+    if step.confirming:
+        verdict_text += " (confirming)"
     print(
         f"  {protocol:<4} {name:<22} {step.rate:>9,.0f} offered {step.achieved:>9,.0f} accepted"
         f" {step.accepted:>7.2%} (first try {step.first_try:>7.2%}) p50/p99"
@@ -146,8 +149,11 @@ def print_step(protocol: str, name: str, step: Step) -> None:
 
 
 def capacity(steps: list[Step]) -> tuple[Step | None, Step | None]:
-    """The highest passing step and the lowest failing step above it."""
-    passed = [s for s in steps if s.ok]
+    """The highest passing step and the lowest failing step above it. Once the search's result
+    was confirmed by long steps, only they can pass: a short step is too short to tell a
+    service a few percent behind its load from one that keeps up."""
+    confirming = any(s.confirming for s in steps)
+    passed = [s for s in steps if s.ok and (s.confirming or not confirming)]
     best = max(passed, key=lambda s: s.rate) if passed else None
     above = [s for s in steps if not s.ok and (best is None or s.rate > best.rate)]
     return best, min(above, key=lambda s: s.rate) if above else None
@@ -176,6 +182,8 @@ def print_summary(protocol: str, targets: list[Any]) -> dict[str, Any]:
             why = "none reached (the search stopped first)"
         else:
             why = f"at {limit.rate:,.0f}: " + "; ".join(limit.why)
+            if best is None and limit.confirming:
+                why = "no long step passed; lowest " + why
             if limit.refusals:
                 top = max(limit.refusals.items(), key=lambda x: x[1])
                 why += f" [refused mostly: {top[0]}]"
