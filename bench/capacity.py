@@ -66,6 +66,13 @@ from tracescore.config.serve import ExporterSettings
 SERVER_CPU, CLIENT_CPU = 0, 1
 CONFIRM_FACTOR = 1.07  # a long step that fails is tried again this much lower
 CONFIRM_TRIES = 6
+# Before a step, the service is let go down to a few hundred buffered runs (a step ends mid-pass,
+# and traces cut before their agent span wait for `max_trace_age`): the partial traces of
+# requests a failing step lost (not accepted within the deadline) waited up to 60 s, held the
+# next step's memory and made it refuse more (gRPC, unmatched mix, 30-s steps: 85%, 50% then
+# 41% accepted at falling rates).
+SETTLED_RUNS = 500
+SETTLE_MAX_S = 65.0
 HERE = Path(__file__).resolve().parent
 LOGS: dict[int, Any] = {}  # server pid -> its log file (kept open until the end)
 _SCENARIO = """
@@ -331,9 +338,20 @@ class Bench:
         async with self.session.get(f"http://127.0.0.1:{self.sink_http}/count") as resp:
             return int(json.loads(await resp.text())["spans"])
 
+    async def settle(self, target: Target) -> float:
+        """Seconds waited until the service held at most `SETTLED_RUNS` runs."""
+        started = time.monotonic()
+        while target.metrics and time.monotonic() - started < SETTLE_MAX_S:
+            runs, _ = await self.gauges(target)
+            if runs <= SETTLED_RUNS:
+                break
+            await asyncio.sleep(0.5)
+        return time.monotonic() - started
+
     async def step(
         self, protocol: str, target: Target, rate: float, seconds: float, confirming: bool
     ) -> Step:
+        settle_s = await self.settle(target)
         cmd = {"protocol": protocol, "port": target.port, "seconds": seconds,
                "rate": rate / len(self.senders), "deadline": self.args.deadline_s}  # fmt: skip
         pid = target.proc.pid
@@ -386,6 +404,7 @@ class Bench:
         cpu -= target.idle_cores * wall  # ticks, metrics and this bench's scraping, not spans
         step = verdict(rate, seconds, results, samples, cores, cpu, delivered, other, drain_s)
         step.confirming = confirming
+        step.settle_s = settle_s
         target.steps.append(step)
         return step
 

@@ -41,6 +41,7 @@ class Step:
     why: list[str]
     drain_s: float | None = None  # from the end of the load until all was scored and delivered
     confirming: bool = False  # a long step that confirms the search's result (`Ladder`)
+    settle_s: float = 0.0  # waited before the step for the service's buffers to empty
 
     @property
     def ok(self) -> bool:
@@ -132,6 +133,8 @@ def print_step(protocol: str, name: str, step: Step) -> None:
     verdict_text = "ok" if step.ok else "FAIL: " + "; ".join(step.why)
     if step.confirming:
         verdict_text += " (confirming)"
+    if step.settle_s >= 1.0:
+        verdict_text += f" (settled {step.settle_s:.0f} s before)"
     print(
         f"  {protocol:<4} {name:<22} {step.rate:>9,.0f} offered {step.achieved:>9,.0f} accepted"
         f" {step.accepted:>7.2%} (first try {step.first_try:>7.2%}) p50/p99"
