@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/process_age.py [--passes 10] [--rounds 14] [--mix capacity-matching]
 
-One pipeline (as bench/pipeline_cpu.py runs it, over bench/capacity.py's stream, fresh trace ids
-on every pass) lives through every round; each round it runs `--passes` passes between two
-blocks of as many passes of a pipeline started for that round, all pinned to CPU 0. Printed
+One pipeline (bench/pipeline_cpu.py's `PipelineRun`, over bench/capacity.py's stream of 2,000
+runs, fresh trace ids on every pass) lives through every round; each round it runs `--passes`
+passes between two blocks of as many passes of a pipeline started for that round, all pinned
+to CPU 0. Printed
 per round: the medians of CPU µs per span and old / fresh. The host's speed drifts by half
 within minutes here, so only the ratio of adjacent blocks means anything.
 """
@@ -15,7 +16,6 @@ import argparse
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -23,32 +23,15 @@ HERE = Path(__file__).resolve().parent
 
 def worker(mix: str) -> None:
     """Read a number of passes per line; answer the median CPU µs per span of those passes."""
-    import capacity_load
-    import pipeline_cpu as pc
+    from pipeline_cpu import PipelineRun
 
-    time.time_ns = lambda: 1_800_000_000_000_000_000  # as pipeline_cpu: times that repeat
-    config = pc.parse_config(pc.CONFIG.format(mix=pc.MIXES[mix]))
-    pipeline = pc.Pipeline(config, exporter=pc.DigestExporter())  # type: ignore[arg-type]
-    assembler = pipeline.assembler
-    batches, counts = capacity_load.make_stream(2000, 0)
-    clock = [0.0]
-    assembler._clock = lambda: clock[0]
-    pc.settle_collector()
-    done = 0
+    run = PipelineRun(mix, "capacity", traces=2000)
     print("ready", flush=True)
     for line in sys.stdin:
         costs = []
         for _ in range(int(line)):
-            started = time.process_time()
-            for body, _count in zip(batches, counts, strict=True):
-                body = body.replace(capacity_load.tag(0), capacity_load.tag(done + 1))
-                assembler.consume(None, body, assembler.checked_scan(body))
-                clock[0] += 0.01
-                assembler.tick()
-            assembler.flush_outbox()
-            pipeline._flush_outboxes()
-            costs.append((time.process_time() - started) / sum(counts) * 1e6)
-            done += 1
+            spans, cpu = run.run_pass()
+            costs.append(cpu / spans * 1e6)
         print(f"{sorted(costs)[len(costs) // 2]:.3f}", flush=True)
 
 
