@@ -405,6 +405,7 @@ class Bench:
         step = verdict(rate, seconds, results, samples, cores, cpu, delivered, other, drain_s)
         step.confirming = confirming
         step.settle_s = settle_s
+        step.loaded_s = loaded_s
         target.steps.append(step)
         return step
 

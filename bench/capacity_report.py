@@ -42,6 +42,7 @@ class Step:
     drain_s: float | None = None  # from the end of the load until all was scored and delivered
     confirming: bool = False  # a long step that confirms the search's result (`Ladder`)
     settle_s: float = 0.0  # waited before the step for the service's buffers to empty
+    loaded_s: float = 0.0  # from the first request due until the senders' last answer
 
     @property
     def ok(self) -> bool:

@@ -138,6 +138,29 @@ def test_a_full_buffer_gets_unavailable_with_retry_info_then_recovers(
     sink.wait_for(lambda: len(sink.spans()) == len(first.spans) + len(second.spans))
 
 
+def _refused_delay(port: int, body: bytes) -> float:
+    with pytest.raises(grpc.RpcError) as caught:
+        _export(port, body)
+    assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+    trailing = dict(caught.value.trailing_metadata())
+    delay = RetryInfo.FromString(trailing["google.rpc.retryinfo-bin"]).retry_delay
+    return float(delay.seconds + delay.nanos / 1e9)
+
+
+def test_refused_requests_are_told_to_come_back_in_turn(
+    serve_factory: Callable[..., ServeThread],
+) -> None:
+    serve = serve_factory("assembly: {max_runs: 1, decision_wait: 5s}\n")
+    _export(serve.grpc_port, request(agent_run(seed=1).spans).SerializeToString())
+    body = request(agent_run(seed=2).spans).SerializeToString()
+    delays = [_refused_delay(serve.grpc_port, body) for _ in range(3)]
+    # The first when the first run is due (decision_wait and a tick), each next one later by
+    # the interval requests were admitted at: one in the last second or two.
+    assert 4.5 < delays[0] <= 5.25
+    assert delays[1] - delays[0] > 0.4
+    assert delays[2] - delays[1] > 0.4
+
+
 def test_tls(
     serve_factory: Callable[..., ServeThread], certificate: tuple[Path, Path], sink: OtlpSink
 ) -> None:

@@ -280,6 +280,24 @@ def test_a_full_buffer_gets_503_with_retry_after_then_recovers(
     sink.wait_for(lambda: len(sink.spans()) == len(first.spans) + len(second.spans))
 
 
+def test_refused_requests_are_told_to_come_back_in_turn_in_whole_seconds(
+    serve_factory: Callable[..., ServeThread],
+) -> None:
+    serve = serve_factory("assembly: {max_runs: 1, decision_wait: 5s}\n")
+    assert _post(serve.http_port, request(agent_run(seed=1).spans).SerializeToString())[0] == 200
+    body = request(agent_run(seed=2).spans).SerializeToString()
+    waits = []
+    for _ in range(3):
+        status, headers, _ = _post(serve.http_port, body)
+        assert status == 503
+        waits.append(int(headers["Retry-After"]))
+    # The first when the first run is due (5.25 s, rounded up), each next one an admission
+    # interval (about a second: one request got in) later.
+    assert waits[0] == 6
+    assert waits[1] > waits[0]
+    assert waits[2] > waits[1]
+
+
 def test_health_readiness_and_metrics_endpoints(serve: ServeThread) -> None:
     assert _get(serve.http_port, "/healthz")[:2] == (200, "text/plain; charset=utf-8")
     assert _get(serve.http_port, "/readyz")[0] == 200

@@ -21,12 +21,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from tracescore import semconv
 from tracescore.assembler import Assembler, AssemblerHooks, Ingest, Outbox
 from tracescore.config.model import Config
+from tracescore.errors import OverloadedError
 from tracescore.export.metrics import Telemetry
 from tracescore.export.otlp import OtlpExporter
 from tracescore.export.phoenix import PhoenixAnnotations
 from tracescore.export.spans import annotate_span_bytes
 from tracescore.otlp.grouping import Grouped
 from tracescore.pipeline.preflight import ServeSecrets
+from tracescore.pipeline.retry_schedule import RetrySchedule
 from tracescore.pipeline.scoring import (
     AGENT_CANDIDATES,
     RunScorer,
@@ -146,6 +148,7 @@ class Pipeline:
             if receivers.http is not None
             else None
         )
+        self._retries = RetrySchedule()
         wait = config.assembly.decision_wait
         self._tick_s = tick_interval(wait)
         self._tasks: list[asyncio.Task[None]] = []
@@ -250,10 +253,16 @@ class Pipeline:
     # -- receivers' consumer and status ----------------------------------------------------
 
     def check_capacity(self) -> None:
-        """Raise OverloadedError when receivers must answer with a retryable status."""
-        if self.storage is not None:
-            self.storage.check_capacity()
-        self.assembler.check_capacity()
+        """Raise OverloadedError when receivers must answer with a retryable status; its
+        `retry_after_s` is the request's turn to come back (see `RetrySchedule`)."""
+        try:
+            if self.storage is not None:
+                self.storage.check_capacity()
+            self.assembler.check_capacity()
+        except OverloadedError as exc:
+            exc.retry_after_s = self._retries.retry_in(exc.retry_after_s)
+            raise
+        self._retries.admitted()
 
     def checked_scan(self, body: bytes) -> Grouped:
         """Request bytes checked against the OTLP schema and scanned for `consume`, in one
