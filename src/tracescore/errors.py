@@ -66,9 +66,15 @@ class ScorerError(PermanentError):
 class OverloadedError(RetryableError):
     """A buffer limit is reached: the sender should keep the data and retry."""
 
-    def __init__(self, message: str, retry_after_s: float = 1.0) -> None:
+    def __init__(self, message: str, retry_after_s: float = 1.0, reason: str = "other") -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
+        self.reason = reason
+        """The limit, as the config names it (a `semconv.REFUSED_REASONS` value)."""
+
+    def retry_in(self, seconds: float) -> OverloadedError:
+        """The same refusal advising another wait (an instance may be raised again)."""
+        return OverloadedError(str(self), seconds, self.reason)
 
 
 class ExportError(RetryableError):

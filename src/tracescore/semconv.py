@@ -320,6 +320,7 @@ METRIC_RUNS: Final = "tracescore.runs"
 METRIC_TOOL_CALLS: Final = "tracescore.tool_calls"
 METRIC_SPANS_RECEIVED: Final = "tracescore.spans.received"
 METRIC_SPANS_REJECTED: Final = "tracescore.spans.rejected"
+METRIC_REQUESTS_REFUSED: Final = "tracescore.requests.refused"
 METRIC_SPANS_FORWARDED: Final = "tracescore.spans.forwarded"
 METRIC_SPANS_LATE: Final = "tracescore.spans.late"
 METRIC_SPANS_DROPPED: Final = "tracescore.spans.dropped"
@@ -354,6 +355,23 @@ DROP_EXPORT_RETRIES_EXHAUSTED: Final = "export_retries_exhausted"
 DROP_SHUTDOWN: Final = "shutdown"
 DROP_EXPORT_UNSUPPORTED: Final = "export_unsupported"
 """The backend does not serve the signal (HTTP 404/405/501, gRPC UNIMPLEMENTED)."""
+# Values of `reason` on tracescore.requests.refused: the limit that made a receiver answer
+# 503 / UNAVAILABLE, as the config names it (a failed disk write has no config name).
+REFUSED_MAX_RUNS: Final = "assembly.max_runs"
+REFUSED_MAX_SPANS: Final = "assembly.max_spans"
+REFUSED_MAX_BYTES: Final = "assembly.max_bytes"
+REFUSED_EXPORT_QUEUE: Final = "exporter.queue_size"
+REFUSED_STORAGE_FULL: Final = "storage.max_bytes"
+REFUSED_STORAGE_FAILED: Final = "storage_write_failed"
+# Every refusal reason: each series of tracescore.requests.refused exists at 0 from start-up.
+REFUSED_REASONS: Final = (
+    REFUSED_MAX_RUNS,
+    REFUSED_MAX_SPANS,
+    REFUSED_MAX_BYTES,
+    REFUSED_EXPORT_QUEUE,
+    REFUSED_STORAGE_FULL,
+    REFUSED_STORAGE_FAILED,
+)
 # Every known drop reason: each series of tracescore.spans.dropped exists at 0 from start-up.
 DROP_REASONS: Final = (
     DROP_EXPORT_REJECTED,

@@ -60,6 +60,7 @@ def test_prometheus_text_is_valid_and_carries_every_metric() -> None:
     t.spans_forwarded(9)
     t.spans_late(2)
     t.spans_dropped(semconv.DROP_EXPORT_REJECTED, 3)
+    t.request_refused(semconv.REFUSED_MAX_BYTES)
     t.set_runs_buffered(4)
     t.set_bytes_buffered(2048)
     t.set_export_queue(2, 512)
@@ -79,6 +80,7 @@ def test_prometheus_text_is_valid_and_carries_every_metric() -> None:
         "tracescore_spans_forwarded_total": "counter",
         "tracescore_spans_late_total": "counter",
         "tracescore_spans_dropped_total": "counter",
+        "tracescore_requests_refused_total": "counter",
         "tracescore_runs_buffered": "gauge",
         "tracescore_bytes_buffered_bytes": "gauge",
         "tracescore_export_queue_items": "gauge",
@@ -114,6 +116,10 @@ def test_prometheus_text_is_valid_and_carries_every_metric() -> None:
     assert le_half == [1.0], "a value equal to a bound falls into that bound's bucket"
     dropped = {s[1]["reason"]: s[2] for s in families["tracescore_spans_dropped_total"].samples}
     assert dropped == dict.fromkeys(semconv.DROP_REASONS, 0.0) | {"export_rejected": 3.0}
+    refused = families["tracescore_requests_refused_total"].samples
+    assert {s[1]["reason"]: s[2] for s in refused} == dict.fromkeys(
+        semconv.REFUSED_REASONS, 0.0
+    ) | {"assembly.max_bytes": 1.0}
     results = {
         (s[1]["gen_ai_evaluation_name"], s[1]["tracescore_evaluation_result"]): s[2]
         for s in families["tracescore_evaluation_results_total"].samples
@@ -140,6 +146,9 @@ def test_every_service_counter_exists_at_zero_from_the_start() -> None:
     dropped = families["tracescore_spans_dropped_total"].samples
     assert sorted(s[1]["reason"] for s in dropped) == sorted(semconv.DROP_REASONS)
     assert all(s[2] == 0.0 for s in dropped)
+    refused = families["tracescore_requests_refused_total"].samples
+    assert sorted(s[1]["reason"] for s in refused) == sorted(semconv.REFUSED_REASONS)
+    assert all(s[2] == 0.0 for s in refused)
     assert "gen_ai_evaluation_score" not in families
 
 

@@ -296,6 +296,9 @@ def test_refused_requests_are_told_to_come_back_in_turn_in_whole_seconds(
     assert waits[0] == 6
     assert waits[1] > waits[0]
     assert waits[2] > waits[1]
+    metrics = _get(serve.http_port, "/metrics")[2]
+    assert 'tracescore_requests_refused_total{reason="assembly.max_runs"} 3.0' in metrics
+    assert 'tracescore_requests_refused_total{reason="exporter.queue_size"} 0.0' in metrics
 
 
 def test_health_readiness_and_metrics_endpoints(serve: ServeThread) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tracescore import semconv
 from tracescore.assembler.buffer import Buffer
 from tracescore.errors import OverloadedError
 
@@ -25,16 +26,17 @@ class Admission(Buffer):
         if self._outbox:
             self._outbox.flush()
         if len(self._traces) >= s.max_runs:
-            problem = f"{len(self._traces)} runs buffered (assembly.max_runs)"
+            reason, problem = semconv.REFUSED_MAX_RUNS, f"{len(self._traces)} runs buffered"
         elif self.spans >= s.max_spans:
-            problem = f"{self.spans} spans buffered (assembly.max_spans)"
+            reason, problem = semconv.REFUSED_MAX_SPANS, f"{self.spans} spans buffered"
         elif (held := self.buffered_bytes) and held + self.cache_bytes >= s.max_bytes:
             # The scanner's caches count too, but alone they never refuse a request: scoring
             # cannot free them, so an empty buffer still takes one (they hold at most
             # otlp.scan.CACHE_BYTES_MAX, ~16 MiB).
+            reason = semconv.REFUSED_MAX_BYTES
             problem = (
                 f"{held + self.cache_bytes} bytes buffered, {self.cache_bytes} of them "
-                "the scanner's caches (assembly.max_bytes)"
+                "the scanner's caches"
             )
         elif self._outbox or not self._hooks.downstream_ready():
             # Not only a slow downstream: an OTLP/HTTP export shares the event loop with
@@ -43,10 +45,11 @@ class Admission(Buffer):
                 "export queue full (exporter.queue_size): the downstream endpoint is slow or "
                 "down, or this process is behind its load",
                 _EXPORT_RETRY_S,
+                semconv.REFUSED_EXPORT_QUEUE,
             )
         else:
             return
-        raise OverloadedError(problem, self.space_frees_in())
+        raise OverloadedError(f"{problem} ({reason})", self.space_frees_in(), reason)
 
     def space_frees_in(self) -> float:
         """Seconds until the buffer is likely to have room: the trace due first (quiet for

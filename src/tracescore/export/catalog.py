@@ -64,6 +64,8 @@ SPECS: tuple[Spec, ...] = (
          (_s.GEN_AI_TOOL_NAME, _s.TOOL_CALL_STATUS)),
     Spec(_s.METRIC_SPANS_RECEIVED, "counter", "{span}", "spans accepted by a receiver"),
     Spec(_s.METRIC_SPANS_REJECTED, "counter", "{span}", "spans refused as malformed"),
+    Spec(_s.METRIC_REQUESTS_REFUSED, "counter", "{request}",
+         "requests answered 503 / UNAVAILABLE (retry later), by the limit reached", (_s.REASON,)),
     Spec(_s.METRIC_SPANS_FORWARDED, "counter", "{span}",
          "spans delivered downstream (with fanout, the evaluate spans)"),
     Spec(_s.METRIC_SPANS_LATE, "counter", "{span}",

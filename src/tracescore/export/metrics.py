@@ -76,6 +76,10 @@ class Telemetry:
         for reason in s.DROP_REASONS:
             self._seen[s.REASON].add(reason)
             dropped[((s.REASON, reason),)] = 0
+        refused = self._tallies[s.METRIC_REQUESTS_REFUSED]
+        for reason in s.REFUSED_REASONS:
+            self._seen[s.REASON].add(reason)
+            refused[((s.REASON, reason),)] = 0
         bulk = [spec for spec in SPECS if spec.name in _BULK]
         self._bulk = BulkHistograms(bulk, self._lock, time.time_ns())
         self._registry = CollectorRegistry(auto_describe=False)
@@ -155,6 +159,10 @@ class Telemetry:
     def spans_rejected(self, n: int = 1) -> None:
         """Spans refused as malformed (counted in partial_success)."""
         self._add(semconv.METRIC_SPANS_REJECTED, n)
+
+    def request_refused(self, reason: str) -> None:
+        """A request answered with a retryable status at a limit (`semconv.REFUSED_*`)."""
+        self._add(semconv.METRIC_REQUESTS_REFUSED, 1, {semconv.REASON: reason})
 
     def spans_forwarded(self, n: int = 1) -> None:
         """Spans delivered downstream (the exporter counts these on success)."""

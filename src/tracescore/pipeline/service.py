@@ -260,8 +260,8 @@ class Pipeline:
                 self.storage.check_capacity()
             self.assembler.check_capacity()
         except OverloadedError as exc:
-            exc.retry_after_s = self._retries.retry_in(exc.retry_after_s)
-            raise
+            self.telemetry.request_refused(exc.reason)
+            raise exc.retry_in(self._retries.retry_in(exc.retry_after_s)) from None
         self._retries.admitted()
 
     def checked_scan(self, body: bytes) -> Grouped:

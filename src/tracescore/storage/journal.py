@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tracescore import semconv
 from tracescore.config.storage import StorageSettings
 from tracescore.errors import OverloadedError
 from tracescore.storage import records
@@ -168,7 +169,10 @@ class Journal:
             raise self.log.failure
         used = self.log.disk_bytes
         if used >= self.settings.max_bytes:
-            raise OverloadedError(f"{used} bytes in {self.settings.directory} (storage.max_bytes)")
+            raise OverloadedError(
+                f"{used} bytes in {self.settings.directory} (storage.max_bytes)",
+                reason=semconv.REFUSED_STORAGE_FULL,
+            )
 
     def accepted(
         self, body: bytes, held: Sequence[HeldSpan], traces: Sequence[str], forwarded: bool

@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from tracescore import semconv
 from tracescore.errors import OverloadedError
 from tracescore.storage.frames import HEADER, MAGIC, Damage, frame, header, read_segment
 
@@ -266,7 +267,10 @@ class SegmentLog:
 
     def _failed(self, exc: OSError) -> None:
         # After a failed fsync the file's state is unknown: no later write is trusted.
-        self.failure = OverloadedError(f"storage: writing {self.directory} failed: {exc}")
+        self.failure = OverloadedError(
+            f"storage: writing {self.directory} failed: {exc}",
+            reason=semconv.REFUSED_STORAGE_FAILED,
+        )
         log.error("%s; requests are refused until restart", self.failure)
         assert self._loop is not None
         self._loop.call_soon_threadsafe(self._resolve)
