@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,6 +29,7 @@ def _export(
     metadata: tuple[tuple[str, str], ...] = (),
     compression: grpc.Compression | None = None,
     credentials: grpc.ChannelCredentials | None = None,
+    timeout: float = 10,
 ) -> ExportTraceServiceResponse:
     target = f"127.0.0.1:{port}"
     channel = (
@@ -36,7 +39,7 @@ def _export(
     )
     with channel:
         call = channel.unary_unary(METHOD)  # raw bytes both ways
-        answer = call(body, timeout=10, metadata=metadata, compression=compression)
+        answer = call(body, timeout=timeout, metadata=metadata, compression=compression)
     return ExportTraceServiceResponse.FromString(answer)
 
 
@@ -159,6 +162,24 @@ def test_refused_requests_are_told_to_come_back_in_turn(
     assert 4.5 < delays[0] <= 5.25
     assert delays[1] - delays[0] > 0.4
     assert delays[2] - delays[1] > 0.4
+
+
+def test_a_call_its_sender_gave_up_on_is_not_taken(serve: ServeThread, sink: OtlpSink) -> None:
+    # The loop is busy (a long tick, say) for longer than the sender waits.
+    busy = threading.Thread(target=serve.call, args=(lambda: time.sleep(0.8),))
+    busy.start()
+    time.sleep(0.1)
+    given_up, taken = agent_run(agent="other", seed=1), agent_run(agent="other", seed=2)
+    with pytest.raises(grpc.RpcError) as caught:
+        _export(serve.grpc_port, request(given_up.spans).SerializeToString(), timeout=0.2)
+    assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    busy.join()
+    # The abandoned call reaches the loop first; had it been taken, its spans would go out
+    # before or with the next call's.
+    _export(serve.grpc_port, request(taken.spans).SerializeToString())
+    sink.wait_for(lambda: len(sink.spans()) >= len(taken.spans))
+    time.sleep(0.3)
+    assert {s.span.span_id for s in sink.spans()} == {s.span_id for s in taken.spans}
 
 
 def test_tls(

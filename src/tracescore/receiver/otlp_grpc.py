@@ -145,7 +145,7 @@ class GrpcReceiver:
         if not bearer_ok(header if isinstance(header, str) else None, self._token):
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong token")
         try:
-            return self._on_loop(self._take(body))
+            return self._on_loop(self._take(body, context))
         except OverloadedError as exc:
             seconds = retry_delay(exc)
             details = _status.status_proto(_status.UNAVAILABLE, f"overloaded: {exc}", seconds)
@@ -157,13 +157,20 @@ class GrpcReceiver:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except _Stopped:
             context.abort(grpc.StatusCode.UNAVAILABLE, "the service is shutting down")
+        except _Abandoned:  # nobody reads this answer; the sender counts its own timeout
+            context.abort(grpc.StatusCode.CANCELLED, "the sender gave up before it was taken")
         except Exception:  # a bug must cost one request, not the service
             log.exception("otlp/grpc: failed to process a request")
             context.abort(grpc.StatusCode.INTERNAL, "internal error; see service logs")
         raise AssertionError("context.abort raises")  # pragma: no cover
 
-    async def _take(self, body: bytes) -> bytes:
+    async def _take(self, body: bytes, context: grpc.ServicerContext) -> bytes:
         """The request's work, on the event loop: answered once taken (and on disk)."""
+        if not context.is_active():
+            # The sender's deadline passed (or it cancelled) while the call waited for a busy
+            # loop: it will send these spans again, so taking them now would forward them
+            # twice, at the cost of scoring them for nobody.
+            raise _Abandoned
         self._consumer.check_capacity()
         result = await check_and_consume(self._consumer, body)
         await committed(result)
@@ -191,3 +198,7 @@ class GrpcReceiver:
 
 class _Stopped(Exception):
     """The event loop stopped before a call's work was done."""
+
+
+class _Abandoned(Exception):
+    """The sender gave up on a call before the loop got to it."""
