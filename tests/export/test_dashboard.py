@@ -17,6 +17,7 @@ import pytest
 from e2e._process import ServeProcess, run_agent_client
 from support.otlp_sink import OtlpSink
 from support.prometheus import Prometheus, require_prometheus
+from tracescore import semconv
 
 pytestmark = pytest.mark.slow
 
@@ -140,6 +141,8 @@ def test_every_dashboard_query_returns_its_series_from_a_live_serve(tmp_path: Pa
     dropped = by_label(results["Spans dropped by reason/A"], "reason")
     assert set(dropped) >= {"export_rejected", "export_retries_exhausted", "shutdown"}
     assert set(dropped.values()) == {0.0}, "nothing was lost"
+    refused = by_label(results["Requests refused by reason/A"], "reason")
+    assert refused == dict.fromkeys(semconv.REFUSED_REASONS, 0.0), "declared at 0, none refused"
     received = results["Spans received and forwarded/A"]
     assert float(received[0]["value"][1]) > 0
     assert float(results["Scoring latency p95/A"][0]["value"][1]) > 0
