@@ -117,7 +117,13 @@ storage: {{directory: {tmp_path / "wal"}, max_bytes: 1MiB, segment_bytes: 128KiB
             sink.wait_for(lambda: len(refusals) >= 5, timeout=60)
             on_disk = sum(p.stat().st_size for p in (tmp_path / "wal").glob("*.wal"))
             assert on_disk <= 1024 * 1024 + 64 * 1024, "bounded by max_bytes (plus one request)"
-            assert all(r.startswith("503 1 ") for r in refusals), "retryable, with Retry-After"
+            # Retryable, with a Retry-After: 1 s (the export queue's wait) for the first refused,
+            # later turns for the next ones when this sender, retrying every 50 ms instead of
+            # waiting, asks faster than requests were getting in (pipeline/retry_schedule.py).
+            waits = [int(r.split()[1]) for r in refusals]
+            assert all(r.startswith("503 ") for r in refusals), refusals[-1]
+            assert waits[0] == 1, refusals[0]
+            assert all(1 <= w <= 30 for w in waits), waits
             assert any("storage.max_bytes" in r for r in refusals), refusals[-1]
             sink.refuse(None)  # the downstream is back: storage drains, the sender gets in
             sender.join(120)
