@@ -47,7 +47,10 @@ def print_overload(tree: str, load: float, capacity: float, step: Step) -> None:
 
 async def run(args: argparse.Namespace) -> None:
     bench = Bench(args)
-    trees: list[tuple[str, str | None]] = [tuple(t.split("=", 1)) for t in args.tree]  # type: ignore[misc]
+    trees: list[tuple[str, str | None]] = []
+    for tree in args.tree:
+        name, _, src = tree.partition("=")
+        trees.append((name, src))
     trees.append(("head", None))
     loads = [float(x) for x in args.loads.split(",")]
     try:
@@ -65,7 +68,7 @@ async def run(args: argparse.Namespace) -> None:
                 await bench.idle(target)
                 for load in loads:
                     rate = args.capacity * load
-                    step = await bench.step(args.protocol, target, rate, args.step_s, True)
+                    step = await bench.step(args.protocol, target, rate, args.step_s, False)
                     print_overload(tree, load, args.capacity, step)
                 target.proc.terminate()
                 target.proc.wait()

@@ -66,7 +66,7 @@ class ScorerError(PermanentError):
 class OverloadedError(RetryableError):
     """A buffer limit is reached: the sender should keep the data and retry."""
 
-    def __init__(self, message: str, retry_after_s: float = 1.0, reason: str = "other") -> None:
+    def __init__(self, message: str, retry_after_s: float = 1.0, *, reason: str) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
         self.reason = reason
@@ -74,7 +74,7 @@ class OverloadedError(RetryableError):
 
     def retry_in(self, seconds: float) -> OverloadedError:
         """The same refusal advising another wait (an instance may be raised again)."""
-        return OverloadedError(str(self), seconds, self.reason)
+        return OverloadedError(str(self), seconds, reason=self.reason)
 
 
 class ExportError(RetryableError):

@@ -42,14 +42,14 @@ class Admission(Buffer):
             # Not only a slow downstream: an OTLP/HTTP export shares the event loop with
             # scoring, so a process taking more than it scores backs its queue up first.
             raise OverloadedError(
-                "export queue full (exporter.queue_size): the downstream endpoint is slow or "
-                "down, or this process is behind its load",
+                f"export queue full ({semconv.REFUSED_EXPORT_QUEUE}): the downstream endpoint is "
+                "slow or down, or this process is behind its load",
                 _EXPORT_RETRY_S,
-                semconv.REFUSED_EXPORT_QUEUE,
+                reason=semconv.REFUSED_EXPORT_QUEUE,
             )
         else:
             return
-        raise OverloadedError(f"{problem} ({reason})", self.space_frees_in(), reason)
+        raise OverloadedError(f"{problem} ({reason})", self.space_frees_in(), reason=reason)
 
     def space_frees_in(self) -> float:
         """Seconds until the buffer is likely to have room: the trace due first (quiet for

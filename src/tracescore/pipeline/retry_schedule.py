@@ -47,21 +47,23 @@ class RetrySchedule:
 
     def rate(self) -> float:
         """Requests admitted a second, over the current window and the one before."""
-        now = self._clock()
-        self._roll(now)
-        return (self._previous + self._admitted) / (_WINDOW_S + now - self._window_start)
+        return self._rate(self._clock())
 
     def retry_in(self, floor_s: float) -> float:
         """Seconds a request refused now should wait: its turn after those refused before
         it, at least `floor_s` (when the buffer says room frees), at most `_MAX_S`."""
         now = self._clock()
-        rate = self.rate()
+        rate = self._rate(now)
         if rate <= 0.0:  # nothing got in lately: when room frees is all that is known
             return min(_MAX_S, floor_s)
         # The first refused goes when room frees; each next one an admission interval later.
         turn = min(max(self._next + 1.0 / rate, now + floor_s), now + _MAX_S)
         self._next = turn
         return turn - now
+
+    def _rate(self, now: float) -> float:
+        self._roll(now)
+        return (self._previous + self._admitted) / (_WINDOW_S + now - self._window_start)
 
     def _roll(self, now: float) -> None:
         elapsed = now - self._window_start

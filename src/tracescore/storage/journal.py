@@ -169,9 +169,9 @@ class Journal:
             raise self.log.failure
         used = self.log.disk_bytes
         if used >= self.settings.max_bytes:
+            reason = semconv.REFUSED_STORAGE_FULL
             raise OverloadedError(
-                f"{used} bytes in {self.settings.directory} (storage.max_bytes)",
-                reason=semconv.REFUSED_STORAGE_FULL,
+                f"{used} bytes in {self.settings.directory} ({reason})", reason=reason
             )
 
     def accepted(
