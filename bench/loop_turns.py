@@ -30,6 +30,24 @@ TURNS = {"sleep(0)": (0, 1), "4 x sleep(0)": (0, 4), "sleep 0.2 ms": (0.0002, 1)
          "sleep 0.5 ms": (0.0005, 1), "sleep 1 ms": (0.001, 1)}  # fmt: skip
 
 
+class Slices:
+    """CPU-bound slices of `slice_s` on the running loop, each followed by `yields` sleeps of
+    `pause` s (a turn of the loop); `run` never returns, `done` counts the slices."""
+
+    def __init__(self, slice_s: float, pause: float = 0.0, yields: int = 1) -> None:
+        self.slice_s, self.pause, self.yields = slice_s, pause, yields
+        self.done = 0
+
+    async def run(self) -> None:
+        while True:
+            started = time.perf_counter()
+            while time.perf_counter() - started < self.slice_s:
+                pass
+            self.done += 1
+            for _ in range(self.yields):
+                await asyncio.sleep(self.pause)
+
+
 async def serve(protocol: str, slice_s: float, turn: str, seconds: float) -> None:
     """One server, a slice-running task beside it; prints calls/s and slices/s."""
     from concurrent.futures import ThreadPoolExecutor
@@ -37,8 +55,8 @@ async def serve(protocol: str, slice_s: float, turn: str, seconds: float) -> Non
     import grpc
     from aiohttp import web
 
-    answered = slices = 0
-    pause, yields = TURNS[turn]
+    answered = 0
+    slices = Slices(slice_s, *TURNS[turn])
 
     async def grpc_export(body: bytes, context: object) -> bytes:
         nonlocal answered
@@ -62,16 +80,6 @@ async def serve(protocol: str, slice_s: float, turn: str, seconds: float) -> Non
         answered += 1
         return web.Response(body=b"")
 
-    async def slices_forever() -> None:
-        nonlocal slices
-        while True:
-            started = time.perf_counter()
-            while time.perf_counter() - started < slice_s:
-                pass
-            slices += 1
-            for _ in range(yields):
-                await asyncio.sleep(pause)
-
     if protocol in ("grpc", "grpc-threads"):
         threaded = protocol == "grpc-threads"
         server = grpc.server(ThreadPoolExecutor(32)) if threaded else grpc.aio.server()
@@ -90,14 +98,14 @@ async def serve(protocol: str, slice_s: float, turn: str, seconds: float) -> Non
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", PORT_HTTP).start()
-    task = asyncio.create_task(slices_forever())
+    task = asyncio.create_task(slices.run())
     await asyncio.sleep(2)
-    calls0, slices0 = answered, slices
+    calls0, slices0 = answered, slices.done
     await asyncio.sleep(seconds)
     task.cancel()
     print(
         f"  {protocol:12} {turn:13} calls/s {(answered - calls0) / seconds:7.0f}"
-        f"   slices/s {(slices - slices0) / seconds:5.0f}",
+        f"   slices/s {(slices.done - slices0) / seconds:5.0f}",
         flush=True,
     )
     os._exit(0)  # grpc.aio's shutdown with calls in flight is slow and noisy: not measured

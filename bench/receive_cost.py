@@ -36,6 +36,7 @@ from typing import Any
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from loop_turns import Slices
 from shapes import messages_trace, tool_spans_trace
 
 PORT = 15319
@@ -65,7 +66,8 @@ async def serve(transport: str, slice_s: float, seconds: float) -> None:
 
     sys.setswitchinterval(0.001)  # as serve sets it
     loop = asyncio.get_running_loop()
-    answered = slices = 0
+    answered = 0
+    slices = Slices(slice_s)
 
     async def take(body: bytes) -> bytes:  # the service's work on its loop, left out
         nonlocal answered
@@ -121,21 +123,12 @@ async def serve(transport: str, slice_s: float, seconds: float) -> None:
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", PORT).start()
 
-    async def slices_forever() -> None:
-        nonlocal slices
-        while True:
-            started = time.perf_counter()
-            while time.perf_counter() - started < slice_s:
-                pass
-            slices += 1
-            await asyncio.sleep(0)
-
-    task = asyncio.create_task(slices_forever())
+    task = asyncio.create_task(slices.run())
     print("ready", flush=True)
     await asyncio.sleep(WARM_S)
-    answered0, slices0 = answered, slices
+    answered0, slices0 = answered, slices.done
     await asyncio.sleep(seconds)
-    print((answered - answered0) / seconds, (slices - slices0) / seconds, flush=True)
+    print((answered - answered0) / seconds, (slices.done - slices0) / seconds, flush=True)
     task.cancel()
     os._exit(0)  # grpc.aio's shutdown with calls in flight is slow and noisy: not measured
 
