@@ -94,9 +94,12 @@ def main() -> int:
     parser.add_argument("--deadline-s", type=float, default=10.0)
     parser.add_argument("--shards", type=int, default=2, help="sender processes")
     parser.add_argument("--traces", type=int, default=2000, help="distinct traces per pass")
+    parser.add_argument(
+        "--sender", choices=["go", "python"], default="go", help="as bench/capacity.py's"
+    )
     args = parser.parse_args()
     # What bench/capacity.py's Bench reads; the service runs with its shipped defaults.
-    args.sender, args.export_protocol, args.export_compression = "go", None, None
+    args.export_protocol, args.export_compression = None, None
     args.serve_src, args.serve_env = None, []
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     asyncio.run(run(args))

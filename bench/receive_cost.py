@@ -3,12 +3,14 @@
     .venv/bin/python bench/receive_cost.py [--rate 200] [--seconds 10] [--rounds 2]
 
 `tracescore serve` builds and scores runs on its event loop in slices; what receiving a
-request costs it is the slice time it loses. A server process on CPU 0 runs busy slices (3 ms,
-a `sleep(0)` after each) beside one OTLP endpoint whose handler hands the request to that loop
-as the service's receivers do; a paced sender on CPU 1 offers `--rate` requests a second, each
-bench/shapes.py's traces in one 512-span request (~336 KB). Each transport is run idle, then
-loaded, in each round. Printed: requests answered a second, the sender's latency, and the loop
-time lost per request and per span (slices lost times their length, over requests answered).
+request costs it is the slice time it loses. A server process on CPU 0 runs busy slices (3 ms
+of its loop thread's CPU, a `sleep(0)` after each: timed by the thread's CPU clock, so what
+grpcio's own threads take from the core counts too) beside one OTLP endpoint whose handler
+hands the request to that loop as the service's receivers do; a paced sender on CPU 1 offers
+`--rate` requests a second, each bench/shapes.py's traces in one 512-span request (~336 KB).
+Each transport is run idle, then loaded, in each round. Printed: requests answered a second,
+the sender's latency, and the core's time lost per request and per span (slices lost times
+their length, over requests answered).
 
 - grpc-threads: grpcio's threaded server; a handler thread waits for the loop (serve's gRPC
   receiver);
@@ -67,7 +69,7 @@ async def serve(transport: str, slice_s: float, seconds: float) -> None:
     sys.setswitchinterval(0.001)  # as serve sets it
     loop = asyncio.get_running_loop()
     answered = 0
-    slices = Slices(slice_s)
+    slices = Slices(slice_s, clock=time.thread_time)  # threads' CPU must show as lost
 
     async def take(body: bytes) -> bytes:  # the service's work on its loop, left out
         nonlocal answered
