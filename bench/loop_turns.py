@@ -34,8 +34,9 @@ TURNS = {"sleep(0)": (0, 1), "4 x sleep(0)": (0, 4), "sleep 0.2 ms": (0.0002, 1)
 class Slices:
     """CPU-bound slices of `slice_s` on the running loop, each followed by `yields` sleeps of
     `pause` s (a turn of the loop); `run` never returns, `done` counts the slices. A slice
-    lasts `slice_s` by `clock`: wall time here; `time.thread_time` makes it that much of the
-    loop thread's own CPU, so what other threads take from the core shows as slices lost."""
+    lasts `slice_s` by `clock`: wall time by default (what this bench asks: how often the loop
+    turns); `time.thread_time` makes it that much of the loop thread's own CPU, so what other
+    threads take from the core shows as slices lost (bench/receive_cost.py)."""
 
     def __init__(
         self,
