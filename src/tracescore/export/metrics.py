@@ -72,14 +72,14 @@ class Telemetry:
             for spec in SPECS
             if spec.kind != "histogram"
         }
-        dropped = self._tallies[s.METRIC_SPANS_DROPPED]
-        for reason in s.DROP_REASONS:
-            self._seen[s.REASON].add(reason)
-            dropped[((s.REASON, reason),)] = 0
-        refused = self._tallies[s.METRIC_REQUESTS_REFUSED]
-        for reason in s.REFUSED_REASONS:
-            self._seen[s.REASON].add(reason)
-            refused[((s.REASON, reason),)] = 0
+        # Every known reason's series exists at 0 from start-up (a rate over it needs one).
+        for metric, reasons in (
+            (s.METRIC_SPANS_DROPPED, s.DROP_REASONS),
+            (s.METRIC_REQUESTS_REFUSED, s.REFUSED_REASONS),
+        ):
+            for reason in reasons:
+                self._seen[s.REASON].add(reason)
+                self._tallies[metric][((s.REASON, reason),)] = 0
         bulk = [spec for spec in SPECS if spec.name in _BULK]
         self._bulk = BulkHistograms(bulk, self._lock, time.time_ns())
         self._registry = CollectorRegistry(auto_describe=False)
